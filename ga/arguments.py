@@ -1,0 +1,93 @@
+"""Argument repair for known model quirks, then JSON-schema validation with errors the model can act on."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from jsonschema import Draft202012Validator
+
+from ga.errors import ToolError
+
+ECHO_CHARS = 300
+_INT = re.compile(r"-?\d+")
+_NUM = re.compile(r"-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+
+
+def echo(raw: object, limit: int = ECHO_CHARS) -> str:
+    text = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} chars)"
+
+
+def parse(raw: str | dict | None, tool: str) -> dict:
+    """Decode the arguments the model sent: a JSON object, possibly encoded twice as a JSON string."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return {}
+    value: object = raw
+    for _ in range(2):  # a JSON object given as a JSON string: decode once more
+        if not isinstance(value, str):
+            break
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as e:
+            raise ToolError(
+                f"The arguments for {tool} are not valid JSON ({e.msg} at char {e.pos}): {echo(raw)}. "
+                "Send one JSON object with the parameters, strings quoted and escaped."
+            ) from None
+    if not isinstance(value, dict):
+        raise ToolError(f"The arguments for {tool} must be a JSON object, got {type(value).__name__}: {echo(raw)}.")
+    return value
+
+
+def _repair_value(value: object, kind: object) -> object:
+    if not isinstance(value, str) or not value.strip():
+        return value  # "" and null are never turned into a value
+    text = value.strip()
+    if kind == "integer" and _INT.fullmatch(text):
+        return int(text)
+    if kind == "number" and _NUM.fullmatch(text):
+        number = float(text)
+        return int(number) if number.is_integer() and "." not in text and "e" not in text.lower() else number
+    if kind == "boolean" and text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    if kind in ("array", "object") and text[:1] in "[{":
+        try:
+            decoded = json.loads(text)
+        except json.JSONDecodeError:
+            return value
+        return decoded if isinstance(decoded, list if kind == "array" else dict) else value
+    return value
+
+
+def repair(args: dict, schema: dict) -> dict:
+    """Fix the quirks models are known for: "30" for 30, "true" for true, a list sent as a JSON string."""
+    props = schema.get("properties", {})
+    fixed = dict(args)
+    for name, value in args.items():
+        kind = props.get(name, {}).get("type")
+        if kind is not None:
+            fixed[name] = _repair_value(value, kind)
+        if kind == "integer" and isinstance(fixed[name], float) and fixed[name].is_integer():
+            fixed[name] = int(fixed[name])
+    return fixed
+
+
+def _describe(error, schema: dict) -> str:
+    where = ".".join(str(p) for p in error.absolute_path)
+    if error.validator == "required":
+        missing = re.findall(r"'([^']+)' is a required property", error.message)
+        return f"missing required parameter '{missing[0] if missing else error.message}'"
+    if error.validator == "additionalProperties":
+        extra = re.findall(r"'([^']+)'", error.message.split("(")[-1])
+        allowed = ", ".join(schema.get("properties", {})) or "none"
+        return f"unexpected parameter {', '.join(repr(x) for x in extra)} (allowed: {allowed})"
+    if error.validator == "type" and error.instance is None:
+        return f"{where}: null is not allowed; omit an optional parameter instead of sending null"
+    return f"{where or 'arguments'}: {echo(error.message, 160)}"
+
+
+def validate(tool: str, args: dict, schema: dict, validator: Draft202012Validator) -> None:
+    errors = sorted(validator.iter_errors(args), key=lambda e: list(e.absolute_path))
+    if errors:
+        problems = "; ".join(_describe(e, schema) for e in errors[:8])
+        raise ToolError(f"Invalid arguments for {tool}: {problems}. You sent: {echo(args)}. Fix these and call again.")

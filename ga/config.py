@@ -1,0 +1,113 @@
+"""One settings object, built from the environment and the command line."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+from ga.errors import ConfigError
+
+
+@dataclass(kw_only=True)
+class Settings:
+    base_url: str = ""
+    """OpenAI-compatible endpoint (OPENAI_BASE_URL), e.g. http://localhost:11434/v1 for Ollama."""
+    api_key: str = ""
+    """OPENAI_API_KEY; local servers accept any non-empty value."""
+    model: str = ""
+    """Model name (--model or GA_MODEL)."""
+    home: Path = field(default_factory=lambda: Path("~/.ga").expanduser())
+    """GA_HOME: sop/, memory/ and runs/<run_id>/ live here."""
+    workdir: Path = field(default_factory=Path.cwd)
+    """The workspace: file tools are confined to it (plus allow_paths)."""
+    allow_paths: list[Path] = field(default_factory=list)
+    """Extra folders the file tools may read and write (--allow-path, repeatable)."""
+    max_turns: int = 100
+    """Model requests per run; 0 means no limit."""
+    max_tokens: int = 0
+    """Prompt + completion tokens per run; 0 means no limit."""
+    max_time: float = 0
+    """Wall-clock seconds per run; 0 means no limit."""
+    autonomous: bool = False
+    """Never block on a human: ask_user pauses the run (exit 3). Implied when stdin is not a terminal."""
+    mode: str = "default"
+    """Permission mode: default, plan (read-only tools only) or confirm (ask before every change)."""
+    stream: bool = True
+    """Stream replies so text appears as it arrives."""
+    request_timeout: float = 600
+    """Seconds to wait for one model reply."""
+    retries: int = 6
+    """Retries of one model request on 408/409/429/5xx and dropped connections."""
+    retry_base: float = 1.0
+    """First backoff delay in seconds (GA_RETRY_BASE); doubles each retry, capped at 60."""
+    context_tokens: int = 100_000
+    """History budget (GA_CONTEXT_TOKENS): past it, old tool results are elided, then old turns dropped."""
+    checkpoint_tokens: int = 200
+    """Size limit of the working checkpoint."""
+    sandbox: bool = False
+    """Run code_run inside bubblewrap."""
+    headed: bool = False
+    """Show the browser window."""
+    browser_profile: bool = True
+    """Keep a persistent browser profile under GA_HOME (cookies survive between runs)."""
+    json: bool = False
+    """Print one JSON object on stdout instead of the answer."""
+
+    @property
+    def runs_dir(self) -> Path:
+        return self.home / "runs"
+
+    def check_endpoint(self) -> None:
+        """Raise a short, actionable error when the model endpoint is not configured."""
+        missing = [n for n, v in (("OPENAI_BASE_URL", self.base_url), ("OPENAI_API_KEY", self.api_key)) if not v]
+        if not self.model:
+            missing.append("GA_MODEL (or --model)")
+        if missing:
+            raise ConfigError(
+                f"No model endpoint configured: set {', '.join(missing)}.\n"
+                "  OpenAI:     OPENAI_BASE_URL=https://api.openai.com/v1 OPENAI_API_KEY=sk-... GA_MODEL=gpt-4.1\n"
+                "  Ollama:     OPENAI_BASE_URL=http://localhost:11434/v1 OPENAI_API_KEY=ollama GA_MODEL=qwen3\n"
+                "  llama.cpp:  OPENAI_BASE_URL=http://localhost:8080/v1 OPENAI_API_KEY=none GA_MODEL=local"
+            )
+
+
+_ENV = {
+    "base_url": "OPENAI_BASE_URL",
+    "api_key": "OPENAI_API_KEY",
+    "model": "GA_MODEL",
+    "home": "GA_HOME",
+    "retry_base": "GA_RETRY_BASE",
+    "retries": "GA_RETRIES",
+    "context_tokens": "GA_CONTEXT_TOKENS",
+    "request_timeout": "GA_REQUEST_TIMEOUT",
+}
+
+
+def _convert(name: str, raw: str, kind: type) -> object:
+    try:
+        if kind is Path:
+            return Path(raw).expanduser()
+        return kind(raw)
+    except ValueError:
+        raise ConfigError(f"{_ENV.get(name, name)}={raw!r} is not a valid {kind.__name__}") from None
+
+
+def load_settings(env: dict[str, str] | None = None, **overrides: object) -> Settings:
+    """Settings from environment variables, then explicit overrides (command-line flags) on top."""
+    env = os.environ if env is None else env
+    types = {f.name: f.type for f in fields(Settings)}
+    kinds = {"str": str, "Path": Path, "int": int, "float": float}
+    values: dict[str, object] = {}
+    for name, var in _ENV.items():
+        if env.get(var):
+            values[name] = _convert(name, env[var], kinds[str(types[name])])
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    settings = Settings(**values)
+    settings.home = Path(settings.home).expanduser().resolve()
+    settings.workdir = Path(settings.workdir).expanduser().resolve()
+    if not settings.workdir.is_dir():
+        raise ConfigError(f"--workdir {settings.workdir} is not a folder")
+    if settings.mode not in ("default", "plan", "confirm"):
+        raise ConfigError(f"unknown permission mode {settings.mode!r}: use default, plan or confirm")
+    return settings

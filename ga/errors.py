@@ -1,0 +1,43 @@
+"""Exceptions that carry the message to show (to the model or to the user)."""
+
+from __future__ import annotations
+
+
+class ToolError(Exception):
+    """A tool call failed; the message is what the model reads: what happened, what to do next."""
+
+
+class PermissionDenied(ToolError):
+    """A call refused by the permission check; the message names the rule that decided."""
+
+
+class ConfigError(Exception):
+    """Bad flags or environment: printed as one short message, exit code 2."""
+
+
+class AgentStop(Exception):
+    """Ends the loop with a status and exit code; the message is shown to the user."""
+
+    status = "failed"
+    exit_code = 1
+
+
+class Paused(AgentStop):
+    """The run waits for a human (autonomous mode): resume with --resume RUN_ID --answer."""
+
+    status = "paused"
+    exit_code = 3
+
+
+class LimitReached(AgentStop):
+    """A turn, token or time limit was reached."""
+
+    status = "limit"
+    exit_code = 4
+
+
+class Interrupted(AgentStop):
+    """Ctrl-C: the run is saved and can be resumed."""
+
+    status = "interrupted"
+    exit_code = 130

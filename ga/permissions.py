@@ -1,0 +1,46 @@
+"""Side-effect classes, permission modes and workspace confinement."""
+
+from __future__ import annotations
+
+import enum
+import os
+from pathlib import Path
+
+from ga.errors import PermissionDenied
+
+
+class SideEffect(enum.Enum):
+    READ_ONLY = "read_only"
+    WRITE = "write"
+    SYSTEM_CHANGE = "system_change"
+
+
+def check_mode(mode: str, tool: str, side_effect: SideEffect) -> None:
+    """Plan mode lets only READ_ONLY tools run (confirm mode is handled by the dispatcher's approval step)."""
+    if mode == "plan" and side_effect is not SideEffect.READ_ONLY:
+        raise PermissionDenied(
+            f"Refused: the run is in plan mode (rule: plan-mode-read-only), so {tool} ({side_effect.value}) "
+            "may not run. Only read-only tools work here: look, then give your plan as the final answer."
+        )
+
+
+def confine(path: str, workspace: Path, roots: list[Path], *, write: bool) -> Path:
+    """Resolve `path` (relative to the workspace) and refuse it unless it lies inside an allowed root.
+
+    Symlinks and `..` are resolved first, so a link pointing out of the workspace is refused too.
+    """
+    if not path or "\x00" in path:
+        raise PermissionDenied(f"Invalid path {path!r}: give a file path relative to the workspace.")
+    raw = Path(os.path.expanduser(path))
+    target = (raw if raw.is_absolute() else workspace / raw).resolve()
+    allowed = [workspace, *roots]
+    if any(target == r or target.is_relative_to(r) for r in allowed):
+        return target
+    lexical = Path(os.path.normpath(raw if raw.is_absolute() else workspace / raw))
+    outside = not any(lexical.is_relative_to(r) for r in allowed)
+    why = "lies outside the workspace" if outside else "resolves (through a symlink) outside the workspace"
+    verb = "write" if write else "read"
+    raise PermissionDenied(
+        f"Refused to {verb} {path}: it {why} {workspace} (rule: workspace-confinement; resolved to {target}). "
+        "Use a path inside the workspace; the user can allow more with --allow-path DIR."
+    )

@@ -1,0 +1,67 @@
+"""The seams: what the loop needs from a model and from the terminal. Implementations don't inherit."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+@dataclass(kw_only=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: str | dict | None
+    """Raw arguments as the model sent them: normally a JSON string."""
+
+
+@dataclass(kw_only=True)
+class Usage:
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def add(self, other: Usage) -> None:
+        self.requests += other.requests
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+
+    @property
+    def total(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass(kw_only=True)
+class Reply:
+    content: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    finish_reason: str = "stop"
+    usage: Usage = field(default_factory=Usage)
+    estimated_usage: bool = False
+    """True when the server reported no usage and the counts are estimates."""
+
+
+class Model(Protocol):
+    def complete(self, messages: list[dict], tools: list[dict], on_text: Callable[[str], None] | None = None) -> Reply:
+        """One Chat Completions request (retried as a whole on transient failures)."""
+        ...
+
+
+class UI(Protocol):
+    """The terminal. In autonomous mode ask/approve are never called (the dispatcher decides)."""
+
+    def ask(self, question: str, candidates: list[str]) -> str:
+        """Ask the human; numbered candidates, free text allowed."""
+        ...
+
+    def approve(self, title: str, text: str) -> tuple[str, str]:
+        """Ask before a change: returns ("approve" | "reject" | "edit", the possibly edited text)."""
+        ...
+
+    def live(self, text: str) -> None:
+        """Stream a tool's live output (e.g. a running program) to the terminal."""
+        ...
+
+    def notice(self, text: str) -> None:
+        """One line of progress (a stage change, a restarted browser...)."""
+        ...
