@@ -97,6 +97,8 @@ class ToolSpec:
     """May this call run beside others? Default: only READ_ONLY calls."""
     check: Callable[[dict, ToolContext], dict] | None = None
     """Tool-specific permission check (e.g. the command policy); returns the arguments to run, maybe edited."""
+    state_only: bool = False
+    """Writes only the agent's own state (the checkpoint): plan and confirm modes let it through."""
 
     def __post_init__(self) -> None:
         self.validator = Draft202012Validator(self.parameters)
@@ -196,6 +198,8 @@ class Dispatcher:
         return result
 
     def _permit(self, spec: ToolSpec, args: dict, ctx: ToolContext) -> dict:
+        if spec.state_only:
+            return args
         check_mode(ctx.settings.mode, spec.name, spec.side_effect)
         if ctx.settings.mode == "confirm" and spec.side_effect is not SideEffect.READ_ONLY:
             args = _confirm(spec, args, ctx)

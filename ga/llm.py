@@ -1,0 +1,190 @@
+"""The OpenAI-compatible model client: Chat Completions with native tool calling, streaming and our own retries."""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import math
+import random
+import time
+from collections.abc import Callable, Mapping
+from datetime import timezone
+
+import openai
+
+from ga.config import Settings
+from ga.errors import AgentStop
+from ga.llm_stream import IncompleteReply, ReplyBuilder
+from ga.protocols import Reply
+
+log = logging.getLogger(__name__)
+
+MAX_DELAY = 60.0
+"""Longest wait between two attempts, whatever the backoff or the server's Retry-After says."""
+
+_RETRYABLE_WORDS = {408: "request timeout", 409: "conflict", 429: "rate limited"}
+
+
+class ModelError(AgentStop):
+    """The model request failed for good; the message says what the server said and what to check."""
+
+    status = "failed"
+    exit_code = 1
+
+
+def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
+    """The server's requested wait: retry-after-ms, or Retry-After in seconds or as an HTTP date."""
+    try:
+        if headers.get("retry-after-ms"):
+            return _finite(float(headers["retry-after-ms"]) / 1000)
+        raw = headers.get("retry-after")
+        if not raw:
+            return None
+        try:
+            return _finite(float(raw))
+        except ValueError:
+            when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _finite(value: float) -> float | None:
+    return max(0.0, value) if math.isfinite(value) else None
+
+
+def backoff_delay(attempt: int, base: float, retry_after: float | None = None) -> float:
+    """Seconds to wait after failed attempt number `attempt` (1-based): the server's wish, else jittered doubling."""
+    if retry_after is not None:
+        return min(MAX_DELAY, retry_after)
+    return min(MAX_DELAY, base * 2 ** (attempt - 1) * random.uniform(0.8, 1.2))
+
+
+def _server_message(err: openai.APIStatusError) -> str:
+    body = err.body
+    if isinstance(body, Mapping):
+        body = body.get("message") or body.get("detail") or body
+    text = str(body if body is not None else err.message).strip()
+    return text[:500] or "(no message)"
+
+
+class OpenAIModel:
+    """A Model (ga.protocols) for any OpenAI-compatible Chat Completions server."""
+
+    def __init__(self, settings: Settings, on_retry: Callable[[str], None] | None = None):
+        self.settings = settings
+        self.on_retry = on_retry
+        self.retries = 0
+        """Retries done so far over all requests (they are not counted in Usage.requests)."""
+        self.send_stream_options = True
+        """Turned off for good once the server rejects stream_options."""
+        self.send_parallel_tool_calls = True
+        """Turned off for good once the server rejects parallel_tool_calls."""
+        # Local servers need no key, but the SDK refuses an empty one.
+        self.client = openai.OpenAI(
+            base_url=settings.base_url or None,
+            api_key=settings.api_key or "none",
+            max_retries=0,
+            timeout=settings.request_timeout,
+        )
+
+    def complete(self, messages: list[dict], tools: list[dict], on_text: Callable[[str], None] | None = None) -> Reply:
+        """One reply, retried as a whole on transient failures. With streaming, text that reached on_text before a
+        broken stream is sent again by the retry (the on_retry notice comes in between)."""
+        attempts = self.settings.retries + 1
+        attempt = 1
+        while True:
+            try:
+                return self._request(messages, tools, on_text)
+            except (openai.APIError, IncompleteReply) as err:
+                if isinstance(err, openai.APIStatusError) and self._fall_back(err):
+                    continue
+                reason, detail, retry_after = self._transient(err)
+            if attempt >= attempts:
+                raise ModelError(
+                    f"Model request failed after {attempts} attempts; last error: {detail}. "
+                    f"Check that the server at {self._base_url()} is up and reachable."
+                ) from None
+            self._wait(reason, backoff_delay(attempt, self.settings.retry_base, retry_after), attempt + 1, attempts)
+            attempt += 1
+
+    def _request(self, messages: list[dict], tools: list[dict], on_text: Callable[[str], None] | None) -> Reply:
+        builder = ReplyBuilder(on_text)
+        response = self.client.chat.completions.create(**self._arguments(messages, tools))
+        if self.settings.stream:
+            with response:
+                for chunk in response:
+                    builder.add_chunk(chunk)
+        else:
+            builder.add_completion(response)
+        return builder.build(messages, tools)
+
+    def _arguments(self, messages: list[dict], tools: list[dict]) -> dict:
+        arguments: dict = {"model": self.settings.model, "messages": messages}
+        if tools:
+            arguments["tools"] = tools
+            if self.send_parallel_tool_calls:
+                arguments["parallel_tool_calls"] = True
+        if self.settings.stream:
+            arguments["stream"] = True
+            if self.send_stream_options:
+                arguments["stream_options"] = {"include_usage": True}
+        return arguments
+
+    def _fall_back(self, err: openai.APIStatusError) -> bool:
+        """Drop an optional parameter the server rejected; True when the request should be sent again now."""
+        if err.status_code not in (400, 422):
+            return False
+        text = f"{err.message} {err.body}"
+        if self.settings.stream and self.send_stream_options and "stream_options" in text:
+            self.send_stream_options = False
+            log.info("server rejects stream_options; sending requests without it")
+            return True
+        if self.send_parallel_tool_calls and "parallel_tool_calls" in text:
+            self.send_parallel_tool_calls = False
+            log.info("server rejects parallel_tool_calls; sending requests without it")
+            return True
+        return False
+
+    def _transient(self, err: Exception) -> tuple[str, str, float | None]:
+        """(short reason, detail, server's Retry-After) of a failure worth retrying; raises ModelError otherwise."""
+        if isinstance(err, openai.APIStatusError):
+            status = err.status_code
+            if status not in _RETRYABLE_WORDS and status < 500:
+                raise ModelError(self._refusal(err)) from None
+            reason = f"{status} {_RETRYABLE_WORDS.get(status, 'server error')}"
+            return reason, f"{reason}: {_server_message(err)[:200]}", retry_after_seconds(err.response.headers)
+        if isinstance(err, openai.APITimeoutError):
+            reason = f"no reply within {self.settings.request_timeout:g} s"
+        elif isinstance(err, openai.APIConnectionError):
+            reason = f"connection failed ({err.__cause__ or err})"
+        else:
+            reason = f"broken reply ({err})"
+        return reason, reason, None
+
+    def _refusal(self, err: openai.APIStatusError) -> str:
+        """The message for a status that retrying will not fix: what the server said and what to check."""
+        status = err.status_code
+        message = f"Model request failed: HTTP {status}: {_server_message(err)}"
+        if status in (401, 403):
+            message += f"\nCheck OPENAI_API_KEY: the server at {self._base_url()} refused the key"
+            message += f" for model {self.settings.model!r}." if status == 403 else "."
+        elif status == 404:
+            message += (
+                f"\nCheck the model name (GA_MODEL or --model: {self.settings.model!r}) and the base URL "
+                f"(OPENAI_BASE_URL: {self._base_url()}; most servers expect it to end in /v1)."
+            )
+        return message
+
+    def _wait(self, reason: str, delay: float, next_attempt: int, attempts: int) -> None:
+        notice = f"{reason}; retrying in {delay:.1f} s (attempt {next_attempt}/{attempts})"
+        log.warning("model request: %s", notice)
+        if self.on_retry:
+            self.on_retry(notice)
+        self.retries += 1
+        time.sleep(delay)
+
+    def _base_url(self) -> str:
+        return str(self.client.base_url).rstrip("/")

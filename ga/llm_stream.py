@@ -1,0 +1,142 @@
+"""Assembling a Reply from what the server sent: stream deltas or one whole completion, through one path."""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ga.protocols import Reply, ToolCall, Usage
+
+log = logging.getLogger(__name__)
+
+_TOKENIZER_CHUNK = 20_000
+"""Characters per tokenizer call: bpe-openai refuses very long strings."""
+
+
+class IncompleteReply(Exception):
+    """The server's reply ended before it was complete (a broken stream): the request is retried as a whole."""
+
+
+@functools.lru_cache(maxsize=1)
+def _encoding() -> Any:
+    try:
+        import bpe_openai
+
+        return bpe_openai.get_encoding("o200k_base")
+    except Exception:  # any failure to load just means the chars/4 estimate
+        log.debug("bpe-openai unavailable; estimating tokens as chars/4")
+        return None
+
+
+def estimate_tokens(text: str) -> int:
+    """Token count of text (o200k_base when bpe-openai is installed, else chars/4)."""
+    encoding = _encoding()
+    if encoding is not None:
+        try:
+            encode = getattr(encoding, "encode_ordinary", encoding.encode)
+            return sum(len(encode(text[i : i + _TOKENIZER_CHUNK])) for i in range(0, len(text), _TOKENIZER_CHUNK))
+        except Exception:
+            log.debug("tokenizer failed on %d chars; falling back to chars/4", len(text))
+    return -(-len(text) // 4)
+
+
+def arguments_text(arguments: object) -> str:
+    """Tool-call arguments as a JSON string, whether the server sent a string or an object."""
+    if arguments is None or isinstance(arguments, str):
+        return arguments or ""
+    return json.dumps(arguments, ensure_ascii=False)
+
+
+@dataclass(kw_only=True)
+class _PendingCall:
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+class ReplyBuilder:
+    """Accumulates one reply; feed it stream chunks (add_chunk) or a whole completion (add_completion)."""
+
+    def __init__(self, on_text: Callable[[str], None] | None = None):
+        self._on_text = on_text
+        self._text: list[str] = []
+        self._calls: list[_PendingCall] = []
+        self._by_index: dict[int, _PendingCall] = {}
+        self._by_id: dict[str, _PendingCall] = {}
+        self._finish_reason: str | None = None
+        self._usage: Any = None
+
+    def add_chunk(self, chunk: Any) -> None:
+        self._usage = getattr(chunk, "usage", None) or self._usage
+        for choice in getattr(chunk, "choices", None) or []:
+            if (getattr(choice, "index", 0) or 0) != 0:
+                continue
+            self._add_delta(getattr(choice, "delta", None))
+            self._finish_reason = getattr(choice, "finish_reason", None) or self._finish_reason
+
+    def add_completion(self, completion: Any) -> None:
+        choices = getattr(completion, "choices", None)
+        if not choices:
+            raise IncompleteReply(f"server returned no choices: {str(completion)[:200]}")
+        message = getattr(choices[0], "message", None)
+        calls = getattr(message, "tool_calls", None) or []
+        # A whole message is one big delta whose calls are keyed by position.
+        self._add_delta(message, positional=True)
+        self._usage = getattr(completion, "usage", None)
+        self._finish_reason = getattr(choices[0], "finish_reason", None) or ("tool_calls" if calls else "stop")
+
+    def _add_delta(self, delta: Any, positional: bool = False) -> None:
+        if delta is None:
+            return
+        text = getattr(delta, "content", None)
+        if text:
+            self._text.append(text)
+            if self._on_text:
+                self._on_text(text)
+        for position, call_delta in enumerate(getattr(delta, "tool_calls", None) or []):
+            index = position if positional else getattr(call_delta, "index", None)
+            pending = self._slot(index, getattr(call_delta, "id", None))
+            function = getattr(call_delta, "function", None)
+            pending.name += getattr(function, "name", None) or ""
+            pending.arguments.append(arguments_text(getattr(function, "arguments", None)))
+
+    def _slot(self, index: int | None, call_id: str | None) -> _PendingCall:
+        """The call a delta belongs to: by id, else by index, else (no index, no id) the latest call."""
+        if call_id and call_id in self._by_id:
+            return self._by_id[call_id]
+        known = self._by_index.get(index) if index is not None else None
+        if known is None and index is None and not call_id and self._calls:
+            known = self._calls[-1]
+        # Some servers reuse index 0 for every parallel call: a new id at a known index is a new call.
+        if known is None or (call_id and known.id and known.id != call_id):
+            known = _PendingCall()
+            self._calls.append(known)
+        if index is not None:
+            self._by_index[index] = known
+        if call_id:
+            known.id = call_id
+            self._by_id[call_id] = known
+        return known
+
+    def build(self, messages: list[dict], tools: list[dict]) -> Reply:
+        """The finished Reply; raises IncompleteReply when a stream ended without a finish."""
+        if self._finish_reason is None and self._usage is None:
+            raise IncompleteReply("stream ended before the reply was complete")
+        content = "".join(self._text)
+        calls = [
+            ToolCall(id=c.id or f"call_{i}", name=c.name, arguments="".join(c.arguments))
+            for i, c in enumerate(self._calls)
+        ]
+        finish = self._finish_reason or ("tool_calls" if calls else "stop")
+        prompt = getattr(self._usage, "prompt_tokens", None)
+        completion = getattr(self._usage, "completion_tokens", None)
+        estimated = prompt is None or completion is None
+        if estimated:
+            prompt = estimate_tokens(json.dumps(messages, ensure_ascii=False) + json.dumps(tools, ensure_ascii=False))
+            completion = estimate_tokens(content + "".join(c.name + str(c.arguments) for c in calls))
+        usage = Usage(requests=1, prompt_tokens=prompt, completion_tokens=completion)
+        return Reply(content=content, tool_calls=calls, finish_reason=finish, usage=usage, estimated_usage=estimated)

@@ -1,0 +1,63 @@
+"""Wires one invocation together: settings → run folder → model, tools, terminal → agent → outcome."""
+
+from __future__ import annotations
+
+import dataclasses
+import signal
+import sys
+from pathlib import Path
+
+from ga.agent import Agent, Outcome
+from ga.config import Settings
+from ga.dispatch import Dispatcher
+from ga.errors import ConfigError
+from ga.llm import OpenAIModel
+from ga.runs import Run
+from ga.ui import Terminal
+from tools import load_tools
+
+
+def open_run(settings: Settings, task: str | None, resume: str | None, given: set[str]) -> tuple[Run, Settings]:
+    if not resume:
+        meta = {"workdir": str(settings.workdir), "model": settings.model, "mode": settings.mode}
+        return Run.create(settings.runs_dir, task or "", meta), settings
+    run = Run.open(settings.runs_dir, resume)
+    # a resumed run keeps its own workspace and model unless the flags say otherwise
+    changes = {k: run.state[k] for k in ("workdir", "model") if k not in given and run.state.get(k)}
+    if "workdir" in changes:
+        changes["workdir"] = Path(changes["workdir"])
+        if not changes["workdir"].is_dir():
+            raise ConfigError(f"Run {resume} worked in {changes['workdir']}, which no longer exists: pass --workdir.")
+    return run, dataclasses.replace(settings, **changes)
+
+
+def run_task(settings: Settings, *, task: str | None, resume: str | None = None, answer: str | None = None,
+             quiet: bool = False, given: frozenset[str] = frozenset()) -> Outcome:
+    terminal = Terminal(quiet=quiet)
+    if not resume:
+        settings.check_endpoint()  # before a run folder is made for nothing
+    run, settings = open_run(settings, task, resume, set(given))
+    settings.check_endpoint()
+    if resume and run.state.get("status") == "done" and answer is None:
+        outcome = Outcome(run_id=run.id, status="done", exit_code=0, answer=run.state.get("answer", ""))
+    else:
+        agent = Agent(settings=settings, model=OpenAIModel(settings, on_retry=terminal.notice),
+                      dispatcher=Dispatcher(load_tools()), run=run, ui=terminal,
+                      interactive=not settings.autonomous, answer=answer)
+        terminal.err.print(f"[dim]run {run.id} · {settings.model} · {settings.workdir}[/]")
+        # SIGTERM (e.g. a job runner stopping us) is handled like Ctrl-C: the run is saved and resumable
+        previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+        try:
+            outcome = agent.start()
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+    if outcome.status == "done":
+        if not settings.json:
+            terminal.answer(outcome.status, outcome.answer)
+    else:
+        terminal.notice(f"{outcome.status}: {outcome.answer}")
+        if outcome.status in ("paused", "limit", "interrupted", "failed"):
+            terminal.notice(f"resume with: python run.py --resume {run.id}"
+                            + (' --answer "..."' if outcome.status == "paused" else ""))
+    sys.stderr.flush()
+    return outcome

@@ -1,0 +1,126 @@
+"""The loop, driven in-process by a scripted model: answers, guards, limits, the checkpoint, pause and resume."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ga.agent import Agent
+from ga.config import load_settings
+from ga.dispatch import Dispatcher, ToolResult, ToolSpec
+from ga.permissions import SideEffect
+from ga.prompts import render
+from ga.runs import Run
+from ga.testing import ScriptedModel, tool_call
+from tests.conftest import ScriptedTerminal
+from tools import ask_user, update_working_checkpoint
+
+COUNTER = {"type": "object", "properties": {}, "additionalProperties": False}
+
+
+@pytest.fixture
+def settings(tmp_path, workspace):
+    return load_settings(env={}, home=tmp_path / "home", workdir=workspace, model="m", autonomous=True)
+
+
+def counting_tool(name: str, side_effect: SideEffect, counter: list) -> ToolSpec:
+    def run(args, ctx):
+        counter.append(name)
+        return ToolResult(content=f"{name} ran")
+
+    return ToolSpec(name=name, description="counts", parameters=COUNTER, side_effect=side_effect, run=run)
+
+
+def start(settings, steps, *, run=None, extra=(), answer=None, interactive=False, answers=()):
+    model = ScriptedModel(steps)
+    run = run or Run.create(settings.runs_dir, "the task", {})
+    agent = Agent(settings=settings, model=model, dispatcher=Dispatcher([update_working_checkpoint.SPEC, ask_user.SPEC, *extra]), run=run,
+                  ui=ScriptedTerminal(list(answers)), interactive=interactive, answer=answer)
+    return agent.start(), model, run
+
+
+def test_a_reply_without_tool_calls_is_the_answer(settings):
+    outcome, model, run = start(settings, [{"content": "42"}])
+    assert (outcome.status, outcome.exit_code, outcome.answer) == ("done", 0, "42")
+    assert model.requests[0]["messages"][1] == {"role": "user", "content": "the task"}
+    assert run.state["status"] == "done" and run.state["answer"] == "42"
+    model.assert_complete()
+
+
+def test_the_checkpoint_is_shown_every_turn_and_survives_compaction(settings):
+    settings.context_tokens = 1_500
+    steps = [{"tool_calls": [tool_call("update_working_checkpoint", key_info="GOAL-MARKER")]}]
+    steps += [{"content": f"thinking {i} " + "x" * 1_500, "tool_calls": [tool_call("ask_user", question="?")]}
+              for i in range(8)]
+    steps += [{"content": "done"}]
+    outcome, model, _ = start(settings, steps, interactive=True, answers=["go on"] * 8)
+    assert outcome.status == "done"
+    last = model.requests[-1]["messages"]
+    assert "GOAL-MARKER" in last[-1]["content"]
+    assert last[1]["content"] == "the task"
+    assert any("dropped to fit the context" in str(m.get("content")) for m in last)
+    assert sum(len(json.dumps(m)) for m in last) // 4 < 1_500
+
+
+def test_a_length_cut_tool_call_is_not_run_and_the_model_is_told(settings):
+    ran = []
+    steps = [{"tool_calls": [{"name": "w", "arguments": '{"pa'}], "finish_reason": "length"}, {"content": "ok"}]
+    outcome, model, _ = start(settings, steps, extra=[counting_tool("w", SideEffect.WRITE, ran)])
+    assert outcome.status == "done" and ran == []
+    tool_msgs = [m for m in model.requests[1]["messages"] if m["role"] == "tool"]
+    assert "cut by the length limit" in tool_msgs[0]["content"] and "Re-issue" in tool_msgs[0]["content"]
+
+
+def test_three_empty_replies_end_the_run(settings):
+    outcome, model, _ = start(settings, [{"content": ""}] * 3)
+    assert (outcome.status, outcome.exit_code) == ("failed", 1)
+    assert "3 unusable replies" in outcome.answer
+    assert "empty" in model.requests[1]["messages"][-1]["content"]
+
+
+def test_the_turn_limit_stops_with_exit_4(settings):
+    settings.max_turns = 2
+    steps = [{"tool_calls": [tool_call("update_working_checkpoint", key_info=f"n{i}")]} for i in range(2)]
+    outcome, _, _ = start(settings, steps)
+    assert (outcome.status, outcome.exit_code) == ("limit", 4)
+    assert "--max-turns" in outcome.answer
+
+
+def test_ask_user_pauses_in_autonomous_mode_and_an_answer_resumes(settings):
+    steps = [{"tool_calls": [tool_call("ask_user", question="Which colour?", candidates=["red", "blue"])]}]
+    outcome, _, run = start(settings, steps)
+    assert (outcome.status, outcome.exit_code) == ("paused", 3) and "Which colour?" in outcome.answer
+    again = Run.open(settings.runs_dir, run.id)
+    outcome, model, _ = start(settings, [{"content": "painted"}], run=again, answer="2")
+    assert outcome.status == "done"
+    assert model.requests[0]["messages"][-1]["content"] == "The user answered: blue"
+
+
+def test_a_write_interrupted_by_a_crash_is_not_run_twice_and_a_read_is_rerun(settings):
+    ran = []
+    run = Run.create(settings.runs_dir, "the task", {})
+    run.append({"type": "message", "message": {"role": "user", "content": "the task"}})
+    calls = [{"id": i, "type": "function", "function": {"name": n, "arguments": "{}"}} for i, n in
+             (("a", "w"), ("b", "r"), ("c", "w"))]
+    run.append({"type": "message", "message": {"role": "assistant", "content": "", "tool_calls": calls}})
+    run.append({"type": "call_start", "id": "a", "name": "w"})
+    run.append({"type": "call_start", "id": "b", "name": "r"})
+    extra = [counting_tool("w", SideEffect.WRITE, ran), counting_tool("r", SideEffect.READ_ONLY, ran)]
+    outcome, model, _ = start(settings, [{"content": "fine"}], run=run, extra=extra)
+    assert outcome.status == "done"
+    assert ran == ["r", "w"]  # a: started, maybe done → not rerun; b: read-only → rerun; c: never started → run
+    tools = {m["tool_call_id"]: m["content"] for m in model.requests[0]["messages"] if m["role"] == "tool"}
+    assert "may or may not have taken effect" in tools["a"] and tools["b"] == "r ran" and tools["c"] == "w ran"
+
+
+def test_reused_call_ids_are_made_unique(settings):
+    step = {"tool_calls": [{"id": "call_0", "name": "update_working_checkpoint", "arguments": {"key_info": "k"}}]}
+    outcome, model, _ = start(settings, [step, step, {"content": "ok"}])
+    ids = [m["tool_call_id"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
+    assert outcome.status == "done" and len(ids) == len(set(ids)) == 2
+
+
+def test_prompt_templates_refuse_undefined_variables():
+    with pytest.raises(KeyError, match="workdir"):
+        render("system.md", platform="x", date="y")

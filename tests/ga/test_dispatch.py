@@ -1,0 +1,175 @@
+"""The one dispatch path: repair, validation, permissions, concurrency, budget — with real tool specs."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from ga.dispatch import Dispatcher, ToolResult, ToolSpec
+from ga.errors import ToolError
+from ga.permissions import SideEffect
+from ga.protocols import ToolCall
+from tools import ask_user, update_working_checkpoint
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"n": {"type": "integer"}, "flag": {"type": "boolean"}, "items": {"type": "array"},
+                   "text": {"type": "string"}},
+    "required": ["n"],
+    "additionalProperties": False,
+}
+
+
+def echo(args: dict, ctx) -> ToolResult:
+    return ToolResult(content=json.dumps(args, sort_keys=True))
+
+
+def spec(name: str = "echo", side_effect: SideEffect = SideEffect.READ_ONLY, run=echo) -> ToolSpec:
+    return ToolSpec(name=name, description="test tool", parameters=SCHEMA, side_effect=side_effect, run=run)
+
+
+def call(name: str, arguments, i: int = 0) -> ToolCall:
+    return ToolCall(id=f"c{i}", name=name, arguments=arguments)
+
+
+def one(dispatcher: Dispatcher, ctx, name: str, arguments) -> ToolResult:
+    return dispatcher.dispatch([call(name, arguments)], ctx)[0]
+
+
+def test_unknown_tool_lists_the_available_ones(make_ctx):
+    result = one(Dispatcher([spec()]), make_ctx(), "file_raed", "{}")
+    assert result.is_error and "Unknown tool 'file_raed'" in result.content and "echo" in result.content
+
+
+def test_arguments_that_are_not_json(make_ctx):
+    result = one(Dispatcher([spec()]), make_ctx(), "echo", '{"n": 1,')
+    assert result.is_error and "not valid JSON" in result.content and '{"n": 1,' in result.content
+
+
+def test_arguments_given_as_a_json_string_are_decoded(make_ctx):
+    result = one(Dispatcher([spec()]), make_ctx(), "echo", json.dumps(json.dumps({"n": 3})))
+    assert not result.is_error and json.loads(result.content) == {"n": 3}
+
+
+def test_string_numbers_booleans_and_lists_are_repaired(make_ctx):
+    raw = json.dumps({"n": "30", "flag": "true", "items": "[1, 2]"})
+    result = one(Dispatcher([spec()]), make_ctx(), "echo", raw)
+    assert json.loads(result.content) == {"n": 30, "flag": True, "items": [1, 2]}
+
+
+def test_arguments_as_an_object_not_a_string(make_ctx):
+    assert json.loads(one(Dispatcher([spec()]), make_ctx(), "echo", {"n": 2}).content) == {"n": 2}
+
+
+@pytest.mark.parametrize("value", ["", None, "thirty", 1.5])
+def test_empty_null_or_wrong_numbers_are_rejected_not_coerced(make_ctx, value):
+    result = one(Dispatcher([spec()]), make_ctx(), "echo", json.dumps({"n": value}))
+    assert result.is_error and "Invalid arguments for echo" in result.content and "n" in result.content
+    assert "You sent" in result.content
+
+
+def test_missing_and_extra_parameters_are_named(make_ctx):
+    result = one(Dispatcher([spec()]), make_ctx(), "echo", json.dumps({"flag": True, "colour": "red"}))
+    assert "missing required parameter 'n'" in result.content
+    assert "unexpected parameter 'colour'" in result.content and "allowed: n, flag, items, text" in result.content
+
+
+def test_echo_of_bad_arguments_is_bounded(make_ctx):
+    result = one(Dispatcher([spec()]), make_ctx(), "echo", json.dumps({"n": "x", "text": "y" * 50_000}))
+    assert result.is_error and len(result.content) < 1_000
+
+
+def test_read_only_calls_run_together_and_results_keep_the_order_asked(make_ctx):
+    barrier = threading.Barrier(4, timeout=10)
+
+    def meet(args, ctx):
+        barrier.wait()  # times out (an error result) unless all four run at the same time
+        return ToolResult(content=str(args["n"]))
+
+    calls = [call("meet", json.dumps({"n": i}), i) for i in range(4)]
+    results = Dispatcher([spec("meet", run=meet)]).dispatch(calls, make_ctx())
+    assert [r.content for r in results] == ["0", "1", "2", "3"]
+
+
+def test_at_most_ten_calls_run_at_once_and_writes_run_alone(make_ctx):
+    active, peak, log = [0], [0], []
+    lock = threading.Lock()
+
+    def track(args, ctx):
+        with lock:
+            active[0] += 1
+            peak[0] = max(peak[0], active[0])
+            log.append(("start", args["n"], active[0]))
+        threading.Event().wait(0.05)
+        with lock:
+            active[0] -= 1
+        return ToolResult(content=str(args["n"]))
+
+    calls = [call("read", json.dumps({"n": i}), i) for i in range(12)]
+    calls.insert(5, call("write", json.dumps({"n": 99}), 99))
+    specs = [spec("read", run=track), spec("write", SideEffect.WRITE, run=track)]
+    results = Dispatcher(specs).dispatch(calls, make_ctx())
+    assert [r.content for r in results] == [c.content for c in results]  # in order
+    assert [r.content for r in results][5] == "99"
+    assert peak[0] <= 10
+    assert next(a for kind, n, a in log if n == 99) == 1  # the write ran alone
+
+
+def test_a_crashing_tool_becomes_an_error_result(make_ctx):
+    def boom(args, ctx):
+        raise RuntimeError("disk on fire")
+
+    result = one(Dispatcher([spec(run=boom)]), make_ctx(), "echo", '{"n": 1}')
+    assert result.is_error and "RuntimeError: disk on fire" in result.content
+
+
+def test_tool_errors_reach_the_model_verbatim(make_ctx):
+    def refuse(args, ctx):
+        raise ToolError("No such thing. Try another.")
+
+    assert one(Dispatcher([spec(run=refuse)]), make_ctx(), "echo", '{"n": 1}').content == "No such thing. Try another."
+
+
+def test_plan_mode_refuses_writes_but_not_reads_or_the_checkpoint(make_ctx):
+    ctx = make_ctx(mode="plan")
+    d = Dispatcher([spec("w", SideEffect.WRITE), spec("r"), update_working_checkpoint.SPEC])
+    refused = one(d, ctx, "w", '{"n": 1}')
+    assert refused.is_error and "plan mode" in refused.content and "rule: plan-mode-read-only" in refused.content
+    assert not one(d, ctx, "r", '{"n": 1}').is_error
+    assert not one(d, ctx, "update_working_checkpoint", '{"key_info": "goal: x"}').is_error
+
+
+def test_confirm_mode_asks_and_honours_reject_and_edit(make_ctx):
+    ctx = make_ctx(mode="confirm", interactive=True, answers=[("reject", ""), ("edit", '{"n": 7}'), ("approve", "")])
+    d = Dispatcher([spec("w", SideEffect.WRITE)])
+    assert "rejected" in one(d, ctx, "w", '{"n": 1}').content
+    assert json.loads(one(d, ctx, "w", '{"n": 1}').content) == {"n": 7}
+    assert json.loads(one(d, ctx, "w", '{"n": 2}').content) == {"n": 2}
+    assert one(d, make_ctx(mode="confirm"), "w", '{"n": 1}').content.startswith("Refused w: the run is in confirm")
+
+
+def test_output_over_budget_is_cut_and_saved_whole(make_ctx):
+    big = "".join(f"line {i}\n" for i in range(100_000))
+    result = one(Dispatcher([spec(run=lambda a, c: ToolResult(content=big))]), make_ctx(), "echo", '{"n": 1}')
+    assert len(result.content) < 60_000 and "line 0\n" in result.content and "line 99999" in result.content
+    with open(result.details["full_output"]) as f:
+        assert f.read() == big
+
+
+def test_checkpoint_too_long_states_size_and_limit(make_ctx):
+    ctx = make_ctx()
+    d = Dispatcher([update_working_checkpoint.SPEC])
+    result = one(d, ctx, "update_working_checkpoint", json.dumps({"key_info": "word " * 400}))
+    assert result.is_error and "about 499 tokens" in result.content and "limit is 200" in result.content
+    assert "checkpoint" not in ctx.state
+    assert not one(d, ctx, "update_working_checkpoint", '{"key_info": "goal: ship"}').is_error
+    assert ctx.state["checkpoint"] == "goal: ship"
+
+
+def test_ask_user_on_a_terminal_maps_a_number_to_the_candidate(make_ctx):
+    ctx = make_ctx(interactive=True, answers=["2"])
+    result = one(Dispatcher([ask_user.SPEC]), ctx, "ask_user", json.dumps({"question": "Which?", "candidates": ["a", "b"]}))
+    assert result.content == "The user answered: b"
+    assert ctx.ui.asked == [("ask", "Which?", ["a", "b"])]

@@ -1,0 +1,191 @@
+"""file_read: numbered lines of a text file (streamed, never loaded whole), or the entries of a folder."""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+from ga.dispatch import ToolContext, ToolResult, ToolSpec
+from ga.errors import ToolError
+from ga.permissions import SideEffect
+from tools import fileio
+
+MAX_LINE_CHARS = 2000
+HEAD_BYTES = MAX_LINE_CHARS * 4  # enough bytes for MAX_LINE_CHARS characters of UTF-8
+CONTEXT_LINES = 3
+FOOTER_RESERVE = 300
+_CONTINUATION = bytes(range(0x80, 0xC0))
+
+
+def _chars(data: bytes) -> int:
+    """Characters in UTF-8 bytes without decoding: every byte that is not a continuation byte starts one."""
+    return len(data.translate(None, _CONTINUATION))
+
+
+def _lines(f: BinaryIO) -> Iterator[tuple[bytes, int | None]]:
+    """(head, length) per line; a long line's tail is counted and skipped, never held (length None if short)."""
+    while head := f.readline(HEAD_BYTES):
+        if head.endswith(b"\n") or len(head) < HEAD_BYTES:
+            yield head, None
+            continue
+        length = _chars(head)
+        while chunk := f.readline(fileio.COPY_CHUNK):
+            length += _chars(chunk.rstrip(b"\r\n"))
+            if chunk.endswith(b"\n"):
+                break
+        yield head, length
+
+
+def _render(number: int, head: bytes, length: int | None) -> str:
+    text = head.decode("utf-8", "replace").rstrip("\r\n")
+    if number == 1:
+        text = text.removeprefix("\ufeff")
+    length = length if length is not None else len(text)
+    if length > MAX_LINE_CHARS:
+        text = f"{text[:MAX_LINE_CHARS]}… [line cut: {length} chars]"
+    return f"{number}|{text}"
+
+
+def _count_rest(f: BinaryIO) -> int:
+    """Lines left after the current position, counted by newlines in chunks (constant memory)."""
+    count, last = 0, b"\n"
+    while chunk := f.read(fileio.COPY_CHUNK):
+        count += chunk.count(b"\n")
+        last = chunk[-1:]
+    return count + (last != b"\n")
+
+
+@dataclass(kw_only=True)
+class _Window:
+    lines: list[str] = field(default_factory=list)
+    first: int = 0
+    match: int = 0
+    cut_by_budget: bool = False
+    total: int = 0
+
+
+def _scan(f: BinaryIO, start: int, count: int, keyword: str, budget: int) -> _Window:
+    window = _Window()
+    needle = keyword.casefold()
+    before: deque[tuple[int, bytes, int | None]] = deque(maxlen=CONTEXT_LINES)
+    used, number, limit = 0, 0, count
+    for number, (head, length) in enumerate(_lines(f), 1):
+        if number < start:
+            continue
+        pending = [(number, head, length)]
+        if needle and not window.match:
+            if needle not in head.decode("utf-8", "replace").casefold():
+                before.append(pending[0])
+                continue
+            window.match, limit = number, count + len(before)  # the context lines come on top of count
+            pending[:0] = before
+        for n, h, size in pending:
+            line = _render(n, h, size)
+            if window.lines and used + len(line) + 1 > budget:
+                window.cut_by_budget = True
+                break
+            window.first = window.first or n
+            window.lines.append(line)
+            used += len(line) + 1
+        if window.cut_by_budget or len(window.lines) >= limit:
+            window.total = number + _count_rest(f)
+            return window
+    window.total = number
+    return window
+
+
+def _footer(shown: str, window: _Window, keyword: str, start: int) -> str:
+    last = window.first + len(window.lines) - 1
+    parts = [f"lines {window.first}-{last} of {window.total}"]
+    if keyword:
+        parts.insert(0, f"first match of {keyword!r} from line {start}: line {window.match}")
+    if window.cut_by_budget:
+        parts.append("output limit reached")
+    parts.append(f"continue with start={last + 1}" if last < window.total else "end of file")
+    if keyword and window.match < window.total:
+        parts.append(f"next match: keyword with start={window.match + 1}")
+    return "[" + "; ".join(parts) + "]"
+
+
+def _read_text(f: BinaryIO, shown: str, args: dict, budget: int) -> tuple[str, dict]:
+    start, count, keyword = args.get("start", 1), args.get("count", 200), args.get("keyword") or ""
+    window = _scan(f, start, count, keyword, max(budget - FOOTER_RESERVE, 200))
+    if window.total == 0:
+        return f"[{shown} is empty: 0 lines]", {"lines": 0}
+    if not window.lines and keyword:
+        return (f"[no line of {shown} matches {keyword!r} from line {start} on; the file has {window.total} lines. "
+                "Try another keyword, or a smaller start]"), {"lines": window.total, "match": None}
+    if not window.lines:
+        raise ToolError(f"start={start} is past the end of {shown}, which has {window.total} lines. "
+                        f"Use start between 1 and {window.total}.")
+    body = "\n".join([*window.lines, _footer(shown, window, keyword, start)])
+    last = window.first + len(window.lines) - 1
+    return body, {"lines": window.total, "shown": [window.first, last], "match": window.match or None}
+
+
+def _list_folder(real: Path, shown: str, args: dict, budget: int) -> str:
+    entries = sorted(os.scandir(real), key=lambda e: (not e.is_dir(), e.name.lower()))
+    start, count = args.get("start", 1), args.get("count", 200)
+    rows: list[str] = []
+    used = 0
+    for entry in entries[start - 1:start - 1 + count]:
+        try:
+            row = f"{entry.name}/" if entry.is_dir() else f"{entry.name} {fileio.human_size(entry.stat().st_size)}"
+        except OSError:  # a dangling symlink has no size
+            row = f"{entry.name} (broken link)"
+        if rows and used + len(row) + 1 > budget - FOOTER_RESERVE:
+            break
+        rows.append(row)
+        used += len(row) + 1
+    last = start - 1 + len(rows)
+    more = f"; continue with start={last + 1}" if last < len(entries) else ""
+    title = f"{shown.rstrip('/')}/ ({len(entries)} entries; folders end with /)"
+    return "\n".join([title, *rows, f"[entries {start}-{last} of {len(entries)}{more}]"])
+
+
+def run(args: dict, ctx: ToolContext) -> ToolResult:
+    path = args["path"]
+    real = ctx.resolve(path, write=False)
+    if real.is_dir():
+        return ToolResult(content=_list_folder(real, path, args, ctx.output_budget), details={"path": str(real)})
+    if not real.exists():
+        raise fileio.missing(real, ctx.workspace, path, "List a folder with file_read to see what exists.")
+    with real.open("rb") as f:
+        stamp = [os.fstat(f.fileno()).st_mtime_ns, os.fstat(f.fileno()).st_size]
+        sample = f.read(fileio.SNIFF_BYTES)
+        if fileio.is_binary(sample):
+            kind = fileio.sniff_type(sample)
+            return ToolResult(content=f"{path} is a binary file ({kind}, {stamp[1]} bytes); not shown as text.",
+                              details={"path": str(real), "binary": kind, "size": stamp[1]})
+        f.seek(0)
+        content, details = _read_text(f, path, args, ctx.output_budget)
+    fileio.remember(ctx, real, stamp)
+    return ToolResult(content=content, details={"path": str(real), **details})
+
+
+SPEC = ToolSpec(
+    name="file_read",
+    description=(
+        "Read a text file as numbered lines `N|text` (the `N|` is not part of the file), or list a folder. "
+        "Shows `count` lines from `start`; `keyword` jumps to its first case-insensitive match at or after `start`, "
+        f"with {CONTEXT_LINES} lines before it. Lines over {MAX_LINE_CHARS} chars are cut. "
+        "The last line gives the total and the `start` to continue."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "minLength": 1},
+            "start": {"type": "integer", "minimum": 1, "default": 1},
+            "count": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 200},
+            "keyword": {"type": "string", "maxLength": 200},
+        },
+        "required": ["path"],
+        "additionalProperties": False,
+    },
+    side_effect=SideEffect.READ_ONLY,
+    run=run,
+)

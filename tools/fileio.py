@@ -1,0 +1,157 @@
+"""What the file tools share: atomic writes, per-file locks, change stamps, binary sniffing, path hints."""
+
+from __future__ import annotations
+
+import codecs
+import difflib
+import functools
+import os
+import stat
+import tempfile
+import threading
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from ga.dispatch import ToolContext
+from ga.errors import ToolError
+
+SNIFF_BYTES = 8192
+COPY_CHUNK = 1 << 20
+WALK_LIMIT = 20_000
+SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox",
+             ".mypy_cache", ".pytest_cache", ".ruff_cache"}
+_MAGIC = (
+    (b"\x89PNG", "PNG image"), (b"\xff\xd8\xff", "JPEG image"), (b"GIF8", "GIF image"),
+    (b"%PDF", "PDF document"), (b"PK\x03\x04", "ZIP archive (or docx/xlsx/jar)"), (b"\x1f\x8b", "gzip archive"),
+    (b"\x7fELF", "ELF executable"), (b"SQLite format 3", "SQLite database"), (b"\xff\xfe", "UTF-16 text"),
+    (b"\xfe\xff", "UTF-16 text"), (b"BZh", "bzip2 archive"), (b"\xfd7zXZ", "xz archive"), (b"RIFF", "RIFF media"),
+    (b"\x00asm", "WebAssembly module"), (b"OggS", "Ogg media"),
+)
+_CONTROL = bytes(b for b in range(32) if b not in b"\t\n\r\f\b\x1b") + b"\x7f"
+
+_locks: dict[str, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+def path_lock(real: Path) -> threading.Lock:
+    """One lock per real path, so writes to one file from parallel calls never interleave."""
+    with _locks_guard:
+        return _locks.setdefault(str(real), threading.Lock())
+
+
+def stamp_of(real: Path) -> list[int]:
+    st = real.stat()
+    return [st.st_mtime_ns, st.st_size]
+
+
+def remember(ctx: ToolContext, real: Path, stamp: list[int] | None = None) -> None:
+    """Note what the model last saw of this file (JSON-serialisable, saved with the run)."""
+    ctx.state.setdefault("file_stamps", {})[str(real)] = stamp or stamp_of(real)
+
+
+def ensure_unchanged(ctx: ToolContext, real: Path, shown: str) -> None:
+    """Refuse to edit a file that changed on disk since the model last read or wrote it."""
+    seen = ctx.state.get("file_stamps", {}).get(str(real))
+    if seen is not None and list(seen) != stamp_of(real):
+        raise ToolError(f"{shown} changed on disk since you last read or wrote it, so this edit could undo "
+                        "that change. Read it again with file_read, then patch the current content.")
+
+
+def is_binary(sample: bytes) -> bool:
+    if b"\x00" in sample:
+        return True
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(sample, final=False)
+        return False
+    except UnicodeDecodeError:
+        # not UTF-8: still text (latin-1, cp1252...) unless control bytes are common
+        return len(sample) - len(sample.translate(None, _CONTROL)) > len(sample) // 10
+
+
+def sniff_type(sample: bytes) -> str:
+    return next((kind for magic, kind in _MAGIC if sample.startswith(magic)), "binary data")
+
+
+def human_size(size: int) -> str:
+    if size < 1024:
+        return f"{size}B"
+    for unit in "KMGT":
+        size /= 1024
+        if size < 1024 or unit == "T":
+            return f"{size:.1f}{unit}"
+    return ""  # unreachable: the loop returns at "T"
+
+
+def shown_path(real: Path, workspace: Path) -> str:
+    return os.path.relpath(real, workspace) if real.is_relative_to(workspace) else str(real)
+
+
+@functools.cache
+def _new_file_mode() -> int:
+    # os.umask can only be read by setting it; done once per process, so the window is tiny
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def atomic_write(real: Path, chunks: Iterable[bytes]) -> None:
+    """Write through a temp file in the same folder, then rename over `real`: readers never see half a file.
+
+    An existing file keeps its permission bits; a new one gets the usual umask-based mode.
+    """
+    mode = stat.S_IMODE(real.stat().st_mode) if real.exists() else _new_file_mode()
+    fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            for chunk in chunks:
+                f.write(chunk)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, real)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_chunks(real: Path) -> Iterator[bytes]:
+    with real.open("rb") as f:
+        while chunk := f.read(COPY_CHUNK):
+            yield chunk
+
+
+def _walk_names(workspace: Path) -> Iterator[Path]:
+    seen = 0
+    for folder, dirs, files in os.walk(workspace):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+        for name in [*dirs, *files]:
+            seen += 1
+            if seen > WALK_LIMIT:
+                return
+            yield Path(folder) / name
+
+
+def suggest(real: Path, workspace: Path, limit: int = 5) -> list[str]:
+    """Existing paths close to a missing one: siblings with a similar name, then similar names anywhere."""
+    parent = real.parent
+    while not parent.is_dir() and parent != parent.parent:
+        parent = parent.parent
+    try:
+        siblings = {p.name: p for p in parent.iterdir()}
+    except OSError:
+        siblings = {}
+    found = [siblings[n] for n in difflib.get_close_matches(real.name, list(siblings), n=limit, cutoff=0.6)]
+    if workspace.is_dir() and real.is_relative_to(workspace):
+        wanted = real.name.lower()
+        scored = [(difflib.SequenceMatcher(None, wanted, p.name.lower()).ratio(), p) for p in _walk_names(workspace)]
+        scored.sort(key=lambda pair: -pair[0])
+        found += [p for ratio, p in scored[:limit] if ratio >= 0.75]
+    names = [shown_path(p, workspace) + ("/" if p.is_dir() else "") for p in found]
+    return list(dict.fromkeys(names))[:limit]
+
+
+def missing(real: Path, workspace: Path, shown: str, hint: str) -> ToolError:
+    close = suggest(real, workspace)
+    if close:
+        return ToolError(f"No such file: {shown}. Did you mean: {', '.join(close)}? {hint}")
+    return ToolError(f"No such file: {shown}. {hint}")

@@ -1,0 +1,42 @@
+"""update_working_checkpoint: a short notepad the model sees every turn, immune to history compaction."""
+
+from __future__ import annotations
+
+from ga.dispatch import ToolContext, ToolResult, ToolSpec
+from ga.errors import ToolError
+from ga.permissions import SideEffect
+
+
+def token_count(text: str) -> int:
+    # the same ~4 chars a token as the context budget, but never fewer tokens than words
+    return max(len(text) // 4, len(text.split()))
+
+
+def update_checkpoint(args: dict, ctx: ToolContext) -> ToolResult:
+    text = args["key_info"].strip()
+    limit = ctx.settings.checkpoint_tokens
+    size = token_count(text)
+    if size > limit:
+        raise ToolError(
+            f"Checkpoint not saved: it is about {size} tokens and the limit is {limit}. "
+            "Keep only the goal, progress, key facts and next step, then call again."
+        )
+    previous = ctx.state.get("checkpoint", "")
+    ctx.state["checkpoint"] = text
+    return ToolResult(content=f"Checkpoint saved ({size} tokens).", details={"previous": previous})
+
+
+SPEC = ToolSpec(
+    name="update_working_checkpoint",
+    description="Replace your working notepad (≤200 tokens): goal, progress, key facts, next step. "
+    "It is shown to you every turn and survives when old history is dropped.",
+    parameters={
+        "type": "object",
+        "properties": {"key_info": {"type": "string"}},
+        "required": ["key_info"],
+        "additionalProperties": False,
+    },
+    side_effect=SideEffect.WRITE,
+    run=update_checkpoint,
+    state_only=True,
+)
