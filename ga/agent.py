@@ -11,6 +11,7 @@ from ga.config import Settings
 from ga.context import Context
 from ga.dispatch import Dispatcher, ToolContext, ToolResult, error
 from ga.errors import AgentStop, Interrupted, LimitReached
+from ga.escalation import Escalation
 from ga.permissions import SideEffect
 from ga.prompts import render
 from ga.protocols import UI, Model, Reply, ToolCall, Usage
@@ -56,7 +57,8 @@ class Agent:
         self.turns = sum(1 for m in history.messages if m["role"] == "assistant")
         self.context = Context(system_prompt(settings), settings.context_tokens)
         self.context.extend(history.messages)
-        self.guard = Guard(run.state.setdefault("guard", {}))
+        self.guard = Guard(run.state.setdefault("guard", {}), settings.strikes)
+        self.escalation = Escalation(run=run, settings=settings, ui=ui)
         self.schemas = dispatcher.schemas()
         self.clock = time.monotonic()
         if not history.messages:
@@ -97,7 +99,7 @@ class Agent:
         if reply.finish_reason == "length" and reply.tool_calls:
             self.record(assistant_message(reply, drop_arguments=True), reply.usage)
             for call in reply.tool_calls:
-                self.on_result(call, error(nudge))
+                self.on_result(call, error(nudge, stage="arguments"))
             return
         if nudge:
             self.record(assistant_message(reply), reply.usage)
@@ -106,7 +108,9 @@ class Agent:
         self.record(assistant_message(reply), reply.usage)
         if not reply.tool_calls:
             raise Done(reply.content)
-        self.dispatcher.dispatch(reply.tool_calls, self.ctx, on_start=self.on_start, on_result=self.on_result)
+        results = self.dispatcher.dispatch(reply.tool_calls, self.ctx, on_start=self.on_start, on_result=self.on_result)
+        self.guard.after_calls(results)
+        self.settle()
 
     def finish_pending(self) -> None:
         """After a crash or pause: complete the last turn's calls that have no recorded result, exactly once."""
@@ -121,12 +125,19 @@ class Agent:
             elif call.id in self.started and not self._rerunnable(call.name):
                 self.on_result(call, error(
                     f"This {call.name} call was running when the run stopped; it may or may not have taken effect. "
-                    "Check the current state before repeating it."))
+                    "Check the current state before repeating it.", stage="interrupted"))
             else:
                 self.dispatcher.dispatch([call], self.ctx, on_start=self.on_start, on_result=self.on_result)
         if self.answer is not None:
-            self.record({"role": "user", "content": f"The user adds: {self.answer}"})
+            added = {"role": "user", "content": f"The user adds: {self.answer}"}
+            self.record(self.escalation.answered(self.answer) or added)
             self.answer = None
+        self.settle()
+
+    def settle(self) -> None:
+        """After a turn's results: a no-progress loop is stopped; at stage 3 the human is asked (or the run pauses)."""
+        if note := self.escalation.after_turn(self.ctx):
+            self.record(note)
 
     def _rerunnable(self, name: str) -> bool:
         spec = self.dispatcher.specs.get(name)
@@ -154,6 +165,9 @@ class Agent:
         self.run.append({"type": "call_start", "id": call.id, "name": call.name})
 
     def on_result(self, call: ToolCall, result: ToolResult) -> None:
+        if hasattr(self.ui, "tool_done"):
+            self.ui.tool_done(call, result)
+        result = self.escalation.observe(call, result)  # adds the stage hint; its notice follows the tool line
         # state first: a kill between the two leaves the call "started, no result", never a lost state change
         self.run.save_state()
         self.run.append({"type": "result", "id": call.id, "name": call.name, "content": result.content,
@@ -161,8 +175,6 @@ class Agent:
         self.results[call.id] = {"content": result.content}
         self.tool_calls += 1
         self.context.add(tool_message(call.id, result.content))
-        if hasattr(self.ui, "tool_done"):
-            self.ui.tool_done(call, result)
 
     def _outcome(self, stop: AgentStop) -> Outcome:
         return Outcome(run_id=self.run.id, status=stop.status, exit_code=stop.exit_code, answer=str(stop),

@@ -43,6 +43,21 @@ class Settings:
     """First backoff delay in seconds (GA_RETRY_BASE); doubles each retry, capped at 60."""
     context_tokens: int = 100_000
     """History budget (GA_CONTEXT_TOKENS): past it, old tool results are elided, then old turns dropped."""
+    stage2_after: int = 3
+    """GA_STAGE2_AFTER: consecutive failed tool calls before the model is told to stop retrying, probe the
+    environment and switch approach (a repeat of a call that already failed gets there at once); 0: only repeats."""
+    stage3_after: int = 6
+    """GA_STAGE3_AFTER: consecutive failed tool calls before the human is asked (autonomous: the run pauses, exit 3);
+    also reached when stage 2 changes nothing (stage3_after - stage2_after more failures, or a failed call repeated
+    again). 0 means never ask."""
+    strikes: int = 3
+    """GA_STRIKES: unusable turns in a row (empty reply, reply cut by the length limit, only malformed tool calls)
+    that end the run (exit 1); 0 means no limit."""
+    repeat_nudge: int = 3
+    """GA_REPEAT_NUDGE: the same call giving the same result this many times in a row gets a no-progress nudge."""
+    repeat_stop: int = 5
+    """GA_REPEAT_STOP: the same call giving the same result this many times in a row ends the run (exit 1);
+    0 means no limit."""
     checkpoint_tokens: int = 200
     """Size limit of the working checkpoint."""
     sandbox: bool = False
@@ -81,6 +96,11 @@ _ENV = {
     "retries": "GA_RETRIES",
     "context_tokens": "GA_CONTEXT_TOKENS",
     "request_timeout": "GA_REQUEST_TIMEOUT",
+    "stage2_after": "GA_STAGE2_AFTER",
+    "stage3_after": "GA_STAGE3_AFTER",
+    "strikes": "GA_STRIKES",
+    "repeat_nudge": "GA_REPEAT_NUDGE",
+    "repeat_stop": "GA_REPEAT_STOP",
 }
 
 
@@ -110,4 +130,13 @@ def load_settings(env: dict[str, str] | None = None, **overrides: object) -> Set
         raise ConfigError(f"--workdir {settings.workdir} is not a folder")
     if settings.mode not in ("default", "plan", "confirm"):
         raise ConfigError(f"unknown permission mode {settings.mode!r}: use default, plan or confirm")
+    _check_thresholds(settings)
     return settings
+
+
+def _check_thresholds(s: Settings) -> None:
+    for name in ("stage2_after", "stage3_after", "strikes", "repeat_nudge", "repeat_stop"):
+        if getattr(s, name) < 0:
+            raise ConfigError(f"{_ENV[name]} must be 0 (off) or more")
+    if s.stage2_after and s.stage3_after and s.stage3_after <= s.stage2_after:
+        raise ConfigError(f"GA_STAGE3_AFTER ({s.stage3_after}) must be larger than GA_STAGE2_AFTER ({s.stage2_after})")

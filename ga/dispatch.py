@@ -28,6 +28,7 @@ MAX_PARALLEL = 10
 TURN_OUTPUT_CHARS = 50_000
 """Output budget for all results of one turn; each result gets a share, never less than MIN_RESULT_CHARS."""
 MIN_RESULT_CHARS = 10_000
+_VALIDATION_ONLY = frozenset({"additionalProperties", "minLength", "maxLength", "minimum", "minItems"})
 
 
 @dataclass(kw_only=True)
@@ -104,8 +105,12 @@ class ToolSpec:
         self.validator = Draft202012Validator(self.parameters)
 
     def schema(self) -> dict:
-        return {"type": "function", "function": {
-            "name": self.name, "description": self.description, "parameters": self.parameters}}
+        """What the model reads every turn: the validator's own keywords are left out (it enforces them anyway)."""
+        params = {k: v for k, v in self.parameters.items() if k not in _VALIDATION_ONLY}
+        params["properties"] = {name: {k: v for k, v in prop.items() if k not in _VALIDATION_ONLY}
+                                for name, prop in self.parameters.get("properties", {}).items()}
+        return {"type": "function", "function": {"name": self.name, "description": self.description,
+                                                 "parameters": params}}
 
     def is_concurrent(self, args: dict) -> bool:
         if self.concurrent is not None:

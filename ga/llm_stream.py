@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,9 +25,13 @@ class IncompleteReply(Exception):
 @functools.lru_cache(maxsize=1)
 def _encoding() -> Any:
     try:
-        import bpe_openai
+        with warnings.catch_warnings():  # its resource loading is deprecated in 3.11+, not our concern
+            warnings.simplefilter("ignore", DeprecationWarning)
+            import bpe_openai
 
-        return bpe_openai.get_encoding("o200k_base")
+            encoding = bpe_openai.get_encoding("o200k_base")
+            encoding.encode("load the tables now")
+            return encoding
     except Exception:  # any failure to load just means the chars/4 estimate
         log.debug("bpe-openai unavailable; estimating tokens as chars/4")
         return None

@@ -70,8 +70,8 @@ class Run:
     def open(cls, runs_dir: Path, run_id: str) -> Run:
         folder = runs_dir / run_id
         if not run_id or "/" in run_id or not (folder / "state.json").is_file():
-            known = sorted(p.name for p in runs_dir.glob("*/state.json")) if runs_dir.is_dir() else []
-            recent = ", ".join(p.split("/")[0] for p in known[-3:]) or "none"
+            known = sorted(p.parent.name for p in runs_dir.glob("*/state.json")) if runs_dir.is_dir() else []
+            recent = ", ".join(known[-3:]) or "none"
             raise ConfigError(f"No run {run_id!r} in {runs_dir} (recent runs: {recent}).")
         try:
             state = json.loads((folder / "state.json").read_text(encoding="utf-8"))

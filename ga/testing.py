@@ -108,8 +108,9 @@ class _Script:
             if self.exhausted:
                 raise AssertionError(f"{self.exhausted}: a request came after the last step")
             if self._steps:
-                raise AssertionError(f"script not finished: {len(self._steps)} of {self._served + len(self._steps)}"
-                                     " steps unused")
+                raise AssertionError(
+                    f"script not finished: {len(self._steps)} of {self._served + len(self._steps)} steps unused"
+                )
 
 
 class ScriptedModel:
@@ -137,14 +138,15 @@ class ScriptedModel:
             raise ValueError(f"ScriptedModel does not inject faults ({step['fault']!r}): use ScriptedServer")
         if on_text and step["content"]:
             on_text(step["content"])
-        usage = _usage(step, request)
+        counts = _usage(step, request) or _usage({**step, "usage": None}, request)
         return Reply(
             content=step["content"],
             tool_calls=[ToolCall(id=c["id"], name=c["name"], arguments=c["arguments"]) for c in step["tool_calls"]],
             finish_reason=step["finish_reason"],
-            usage=Usage(requests=1, prompt_tokens=usage["prompt_tokens"], completion_tokens=usage["completion_tokens"])
-            if usage else Usage(requests=1),
-            estimated_usage=usage is None,
+            usage=Usage(
+                requests=1, prompt_tokens=counts["prompt_tokens"], completion_tokens=counts["completion_tokens"]
+            ),
+            estimated_usage=step.get("usage") is False,
         )
 
 
@@ -159,15 +161,12 @@ def _chunks(step: dict, request: dict, cut: bool = False) -> Iterator[dict]:
     for piece in _pieces(step["content"]):
         yield {"content": piece}
     calls = step["tool_calls"]
-    split = [[c["arguments"]] if not isinstance(c["arguments"], str) else _pieces(c["arguments"]) for c in calls]
+    split = [_pieces(c["arguments"]) if isinstance(c["arguments"], str) else [c["arguments"]] for c in calls]
+    if cut and calls:
+        calls, split = calls[:1], [split[0][: len(split[0]) // 2]]
     for i, call in enumerate(calls):
         head = {"index": i, "id": call["id"], "type": "function", "function": {"name": call["name"], "arguments": ""}}
         yield {"tool_calls": [head]}
-        if cut:
-            half = split[0][: max(1, len(split[0]) // 2)] if isinstance(call["arguments"], str) else []
-            for piece in half:
-                yield {"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}
-            return
     # Argument pieces of parallel calls are interleaved, so clients must key them by index.
     for round_ in range(max((len(s) for s in split), default=0)):
         for i, pieces in enumerate(split):
@@ -187,12 +186,6 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: object) -> None:
         log.debug("scripted server: " + format, *args)
-
-    def do_GET(self) -> None:
-        if self.path.rstrip("/") in ("/v1/models", "/models"):
-            self._send_json(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
-        else:
-            self._send_error(404, f"no route {self.path}")
 
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
@@ -219,7 +212,8 @@ class _Handler(BaseHTTPRequestHandler):
         stream = bool(request.get("stream"))
         if fault.isdigit():
             headers = {"Retry-After": str(step["retry_after"])} if "retry_after" in step else {}
-            self._send_error(int(fault), _FAULT_MESSAGES.get(fault, "injected server error"), "scripted_fault", headers)
+            message = _FAULT_MESSAGES.get(fault, "scripted server: injected server error")
+            self._send_error(int(fault), message, "scripted_fault", headers=headers)
         elif fault.startswith("reject_") and fault.removeprefix("reject_") in request:
             param = fault.removeprefix("reject_")
             self._send_error(400, f"Unrecognized request argument supplied: {param}", param=param)
@@ -237,9 +231,8 @@ class _Handler(BaseHTTPRequestHandler):
                 {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
                 for c in step["tool_calls"]
             ]
-        body = {"id": f"chatcmpl-scripted-{len(self.server.script.requests)}", "object": "chat.completion",
-                "created": int(time.time()), "model": request.get("model", "scripted"),
-                "choices": [{"index": 0, "message": message, "finish_reason": step["finish_reason"]}]}
+        choice = {"index": 0, "message": message, "finish_reason": step["finish_reason"]}
+        body = {**self._envelope(request, "chat.completion"), "choices": [choice]}
         usage = _usage(step, request)
         return {**body, "usage": usage} if usage else body
 
@@ -249,8 +242,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.send_header("Connection", "close")
         self.end_headers()
-        base = {"id": f"chatcmpl-scripted-{len(self.server.script.requests)}", "object": "chat.completion.chunk",
-                "created": int(time.time()), "model": request.get("model", "scripted")}
+        base = self._envelope(request, "chat.completion.chunk")
         for part in _chunks(step, request, cut):
             if "usage" in part:
                 chunk = {**base, "choices": [], "usage": part["usage"]}
@@ -265,13 +257,30 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"0\r\n\r\n")
         self.close_connection = True
 
+    def _envelope(self, request: dict, kind: str) -> dict:
+        number = len(self.server.script.requests)
+        return {
+            "id": f"chatcmpl-scripted-{number}",
+            "object": kind,
+            "created": int(time.time()),
+            "model": request.get("model", "scripted"),
+        }
+
     def _write_chunk(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):X}\r\n".encode() + data + b"\r\n")
         self.wfile.flush()
 
-    def _send_error(self, status: int, message: str, kind: str = "invalid_request_error",
-                    headers: dict | None = None, param: str | None = None) -> None:
-        self._send_json(status, {"error": {"message": message, "type": kind, "param": param, "code": None}}, headers)
+    def _send_error(
+        self,
+        status: int,
+        message: str,
+        kind: str = "invalid_request_error",
+        *,
+        headers: dict | None = None,
+        param: str | None = None,
+    ) -> None:
+        error = {"message": message, "type": kind, "param": param, "code": None}
+        self._send_json(status, {"error": error}, headers)
 
     def _send_json(self, status: int, body: dict, headers: dict | None = None) -> None:
         data = json.dumps(body).encode()
@@ -341,8 +350,7 @@ def main(argv: list[str] | None = None) -> None:
         steps = json.load(f)
     with ScriptedServer(steps, port=args.port) as server:
         print(f"scripted model at {server.url} ({len(steps)} steps); try:", flush=True)
-        print(f"  OPENAI_BASE_URL={server.url} OPENAI_API_KEY=test GA_MODEL=scripted python run.py \"hello\"",
-              flush=True)
+        print(f'  OPENAI_BASE_URL={server.url} OPENAI_API_KEY=test GA_MODEL=scripted python run.py "hello"', flush=True)
         try:
             threading.Event().wait()
         except KeyboardInterrupt:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from ga.dispatch import ToolResult
 from ga.errors import AgentStop
 from ga.protocols import Reply, ToolCall
 
@@ -13,6 +14,7 @@ CUT_CALLS = ("Not run: your reply was cut by the length limit, so its tool-call 
              "Re-issue the calls complete; write large content in parts (file_write, then mode=append).")
 CUT_TEXT = "Your reply was cut by the length limit. Continue exactly where it stopped, more concisely."
 EMPTY = "Your reply was empty. Call a tool, or give your final answer as text."
+MALFORMED = "Your tool calls had malformed arguments."  # only named in the stop message: the dispatcher explains
 
 
 class UnusableReplies(AgentStop):
@@ -21,25 +23,41 @@ class UnusableReplies(AgentStop):
 
 
 class Guard:
-    """Counts consecutive unusable replies (empty, cut by the length limit); the third ends the run."""
+    """Counts consecutive unusable turns (empty reply, reply cut by the length limit, only malformed tool calls).
 
-    def __init__(self, state: dict):
+    The `strikes`-th in a row ends the run; 0 means no limit. Malformed means the dispatcher refused the
+    arguments (details["stage"] == "arguments": not JSON, or failing the schema); its error is the nudge.
+    """
+
+    def __init__(self, state: dict, strikes: int = STRIKES):
         self.state = state
+        self.strikes = strikes
 
     def check(self, reply: Reply) -> str | None:
+        """Before dispatch: the nudge for an empty or cut reply (None if the reply is usable so far)."""
         if reply.finish_reason == "length":
             nudge = CUT_CALLS if reply.tool_calls else CUT_TEXT
         elif not reply.tool_calls and not reply.content.strip():
             nudge = EMPTY
         else:
-            self.state["strikes"] = 0
             return None
-        self.state["strikes"] = self.state.get("strikes", 0) + 1
-        if self.state["strikes"] >= STRIKES:
-            raise UnusableReplies(
-                f"The model gave {STRIKES} unusable replies in a row (last: {nudge.split('.')[0].lower()}); "
-                "stopping. Try a larger max output length or another model.")
+        self._strike(nudge, "Try a larger max output length or another model." if nudge != EMPTY else
+                     "Try another model.")
         return nudge
+
+    def after_calls(self, results: list[ToolResult]) -> None:
+        """After dispatch: a turn whose calls were all malformed is a strike; any other turn resets the count."""
+        if results and all(r.details.get("stage") == "arguments" for r in results):
+            self._strike(MALFORMED, "Try another model, or one with better tool-calling support.")
+        else:
+            self.state["strikes"] = 0
+
+    def _strike(self, nudge: str, advice: str) -> None:
+        self.state["strikes"] = self.state.get("strikes", 0) + 1
+        if self.strikes and self.state["strikes"] >= self.strikes:
+            self.state["strikes"] = 0  # a resumed run gets fresh strikes
+            raise UnusableReplies(f"The model gave {self.strikes} unusable replies in a row "
+                                  f"(last: {nudge.split('.', maxsplit=1)[0].lower()}); stopping. {advice}")
 
 
 def _arguments_text(arguments: str | dict | None) -> str:

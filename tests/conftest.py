@@ -46,7 +46,8 @@ def make_ctx(tmp_path: Path, workspace: Path):
     """make_ctx(**settings_overrides, interactive=False, answers=[...]) -> ToolContext."""
 
     def make(*, interactive: bool = False, answers: list | None = None, **overrides) -> ToolContext:
-        settings = load_settings(env={}, home=tmp_path / "home", workdir=workspace, **overrides)
+        overrides.setdefault("workdir", workspace)
+        settings = load_settings(env={}, home=tmp_path / "home", **overrides)
         run_dir = settings.runs_dir / "test-run"
         run_dir.mkdir(parents=True, exist_ok=True)
         return ToolContext(settings=settings, run_dir=run_dir, ui=ScriptedTerminal(answers), interactive=interactive)

@@ -33,8 +33,8 @@ def ask_user(args: dict, ctx: ToolContext) -> ToolResult:
 
 SPEC = ToolSpec(
     name="ask_user",
-    description="Ask the human a question and wait for the answer. Only when blocked: missing information, "
-    "a decision that is theirs, or after changing strategy has failed.",
+    description="Ask the human and wait for the answer. Only when blocked: missing facts, a decision that is "
+    "theirs, or a changed strategy failed too.",
     parameters={
         "type": "object",
         "properties": {

@@ -10,7 +10,7 @@ import os
 import re
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ALLOW, ASK, REFUSE = "allow", "ask", "refuse"
@@ -21,6 +21,7 @@ _DEVICE = re.compile(r"^/dev/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|m
                      r"disk/|mapper/|block/|mem$|kmem$|port$)")
 _VARIABLE = re.compile(r"\$\{[^}]*\}|\$[A-Za-z_]\w*")
 _GLOB = re.compile(r"[*?\[]")
+_WHOLE_GLOBS = {"*", ".*", "*.*", "**", ".[!.]*", ".??*"}
 _KNOWN_VARS = {"HOME": "home", "PWD": "cwd", "TMPDIR": "tmp"}
 _TEMP_ROOTS = sorted({Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"), Path(tempfile.gettempdir())})
 _SAFE_WRITES = re.compile(r"^/dev/(null|zero|stdout|stderr|tty|fd/\d+|pts/\d+)$|^/proc/self/fd/")
@@ -41,7 +42,7 @@ class Target:
     unknown: bool = False
     """Part of it came from a variable or output the policy cannot see (taken as empty)."""
     deep_glob: bool = False
-    """A glob before the last component: something below `path`, not `path` itself."""
+    """Only some entries below `path` are meant (`dir/*.log`, `dir/*/cache`), not `path` itself."""
 
     @property
     def catastrophic(self) -> bool:
@@ -53,17 +54,20 @@ class Places:
     workspace: Path
     home: Path
     cwd: Path
+    variables: dict[str, str] = field(default_factory=dict)
+    """Shell variables assigned a literal value earlier in the script."""
 
-    def target(self, text: str) -> Target:
+    def target(self, text: str, *, selective: bool = False) -> Target:
+        """`selective`: only some entries below the path are meant (e.g. find -name ...)."""
         expanded, unknown = self._expand(text)
         parts = Path(expanded).parts
         glob_at = next((i for i, p in enumerate(parts) if _GLOB.search(p)), None)
         if glob_at is not None:  # `dir/*` deletes what `dir` holds: judge it as `dir`
+            selective = selective or glob_at < len(parts) - 1 or parts[glob_at] not in _WHOLE_GLOBS
             parts = parts[:glob_at]
         raw = Path(*parts) if parts else Path(".")
         path = Path(os.path.normpath(raw if raw.is_absolute() else self.cwd / raw))
-        deep = glob_at is not None and glob_at < len(Path(expanded).parts) - 1
-        return Target(text=text, path=path, place=self._place(path), unknown=unknown, deep_glob=deep)
+        return Target(text=text, path=path, place=self._place(path), unknown=unknown, deep_glob=selective)
 
     def _expand(self, text: str) -> tuple[str, bool]:
         unknown = False
@@ -71,6 +75,8 @@ class Places:
         def variable(m: re.Match) -> str:
             nonlocal unknown
             name = m.group(0).strip("${}")
+            if name in self.variables and "$" not in self.variables[name]:
+                return self.variables[name]
             known = _KNOWN_VARS.get(name)
             if known:
                 return str({"home": self.home, "cwd": self.cwd, "tmp": "/tmp"}[known])
@@ -114,8 +120,9 @@ def check_delete(target: Target, *, recursive: bool, command: str, flag: Flag) -
     if target.catastrophic and recursive:
         rule = {"home": "rm-home", "workspace-root": "rm-workspace-root"}.get(target.place, "rm-root")
         flag(REFUSE, rule, f"`{command}` would recursively delete {_PLACE_WORDS[target.place]} ({target.path})")
-    elif target.place not in ("inside", "temp"):
-        flag(ASK, "delete-outside-workspace", f"`{command}` deletes {target.path}, outside the workspace")
+    elif target.place not in ("inside", "temp") and not (target.deep_glob and target.place == "workspace-root"):
+        what = f"entries in {target.path}" if target.deep_glob else str(target.path)
+        flag(ASK, "delete-outside-workspace", f"`{command}` deletes {what}, outside the workspace")
 
 
 def check_write(path: str, places: Places, command: str, flag: Flag) -> None:
@@ -149,6 +156,11 @@ def _rm(args: list[str], places: Places, command: str, flag: Flag) -> None:
         check_delete(places.target(operand), recursive=recursive, command=command, flag=flag)
 
 
+_FIND_FILTERS = {"-name", "-iname", "-path", "-ipath", "-wholename", "-regex", "-iregex", "-newer", "-mtime", "-mmin",
+                 "-atime", "-amin", "-ctime", "-cmin", "-size", "-empty", "-inum", "-samefile", "-user", "-group",
+                 "-perm", "-links"}
+
+
 def _find(args: list[str], places: Places, command: str, flag: Flag) -> None:
     deleting = "-delete" in args or any(a in ("-exec", "-execdir") and i + 1 < len(args) and
                                         os.path.basename(args[i + 1]) in ("rm", "shred")
@@ -156,8 +168,9 @@ def _find(args: list[str], places: Places, command: str, flag: Flag) -> None:
     if deleting:
         roots = [a for a in args[: next((i for i, a in enumerate(args) if a.startswith(("-", "(", "!"))),
                                         len(args))]] or ["."]
+        selective = bool(_FIND_FILTERS & set(args))
         for root in roots:
-            check_delete(places.target(root), recursive=True, command=command, flag=flag)
+            check_delete(places.target(root, selective=selective), recursive=True, command=command, flag=flag)
 
 
 def _permissions(args: list[str], places: Places, command: str, flag: Flag) -> None:
@@ -205,7 +218,7 @@ _PACKAGE_TOOLS = {"apt", "apt-get", "aptitude", "yum", "dnf", "zypper", "apk", "
 
 def _packages(args: list[str], places: Places, command: str, flag: Flag) -> None:
     words = _operands(args)
-    if command.split()[0].endswith(("npm", "pnpm", "yarn")) and "-g" not in args and "--global" not in args:
+    if command.split(maxsplit=1)[0].endswith(("npm", "pnpm", "yarn")) and "-g" not in args and "--global" not in args:
         return  # removing a project dependency only edits the project
     if words and words[0] in _REMOVAL_VERBS:
         flag(ASK, "package-removal", f"`{command}` removes installed packages")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import re
+from array import array
 from pathlib import Path
 
 from ga.dispatch import ToolContext, ToolResult, ToolSpec
@@ -13,10 +15,11 @@ from tools import fileio
 
 LISTED_MATCHES = 10
 REGION_CONTEXT = 2
+DIFF_CONTEXT = 3
 REGION_MAX_LINES = 40
 REGION_LINE_CHARS = 200
 SCAN_LINES = 20_000
-"""Beyond this many lines the closest-region search only uses exact line hits (difflib gets slow)."""
+"""The fuzzy fallback of the closest-region search looks at this many lines at most (difflib is slow)."""
 
 _FOLD: dict[int, str] = {
     **dict.fromkeys(map(ord, "\u2018\u2019\u201a\u201b\u2032\u00b4"), "'"),
@@ -27,32 +30,46 @@ _FOLD: dict[int, str] = {
     ord("\u2026"): "...",
     **{code: chr(code - 0xFEE0) for code in range(0xFF01, 0xFF5F)},  # full-width ASCII forms
 }
+_BLANKS = " \t\u00a0\u2007\u202f\u205f\u3000" + "".join(map(chr, range(0x2000, 0x200B)))
+# trailing blanks (each run tried once, so long runs stay linear), line endings, then single look-alike chars
+_SPECIAL = re.compile(f"(?P<blank>(?<![{_BLANKS}])[{_BLANKS}]++(?=[\r\n]|\\Z))|(?P<eol>\r\n?)"
+                      f"|(?P<fold>[{re.escape(''.join(map(chr, _FOLD)))}])")
 _NUMBERED = re.compile(r"^\s*\d+\|")
 
 
-def _normalise(text: str) -> tuple[str, list[int], list[int]]:
-    """Text with line endings, quotes, dashes, odd spaces and trailing blanks evened out,
-    plus for each resulting char the [start, end) span of `text` it came from."""
-    out: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    i = 0
-    while i < len(text):
-        char, width = text[i], 1
-        if char == "\r":
-            width = 2 if text.startswith("\n", i + 1) else 1
-            char = "\n"
-        else:
-            char = char.translate(_FOLD)
-        if char in ("\n", ""):
-            while char and out and out[-1] in " \t":
-                out.pop(), starts.pop(), ends.pop()
-        for c in char:
-            out.append(c), starts.append(i), ends.append(i + width)
-        i += width
-    while out and out[-1] in " \t":
-        out.pop(), starts.pop(), ends.pop()
-    return "".join(out), starts, ends
+class _Folded:
+    """Text with line endings, quotes, dashes, odd spaces and trailing blanks evened out, and the way back:
+    for each replaced piece its folded start and length, and its original start and end."""
+
+    def __init__(self, text: str):
+        parts: list[str] = []
+        # four flat int arrays instead of tuples: a big CRLF file has a piece per line
+        self._keys, self._lengths, self._starts, self._ends = (array("q") for _ in range(4))
+        size, last = 0, 0
+        for m in _SPECIAL.finditer(text):
+            kind = m.lastgroup
+            repl = "" if kind == "blank" else "\n" if kind == "eol" else m[0].translate(_FOLD)
+            parts.append(text[last:m.start()])
+            size += m.start() - last
+            self._keys.append(size)
+            self._lengths.append(len(repl))
+            self._starts.append(m.start())
+            self._ends.append(m.end())
+            parts.append(repl)
+            size += len(repl)
+            last = m.end()
+        parts.append(text[last:])
+        self.text = "".join(parts)
+
+    def origin(self, at: int, *, end: bool = False) -> int:
+        """Where folded char `at` starts in the original (with end=True: where it ends)."""
+        k = bisect.bisect_right(self._keys, at) - 1
+        if k < 0:
+            return at + end
+        start, length, orig_start, orig_end = self._keys[k], self._lengths[k], self._starts[k], self._ends[k]
+        if at < start + length:  # inside a replaced piece: the whole piece
+            return orig_end if end else orig_start
+        return orig_end + (at - start - length) + end
 
 
 def _find_all(haystack: str, needle: str) -> list[int]:
@@ -68,11 +85,12 @@ def _locate(text: str, old: str) -> tuple[list[tuple[int, int]], bool]:
     exact = _find_all(text, old)
     if exact:
         return [(at, at + len(old)) for at in exact], False
-    norm_old = _normalise(old)[0]
+    norm_old = _Folded(old).text
     if not norm_old.strip():
         return [], True
-    norm_text, starts, ends = _normalise(text)
-    spans = [(starts[at], ends[at + len(norm_old) - 1]) for at in _find_all(norm_text, norm_old)]
+    folded = _Folded(text)
+    spans = [(folded.origin(at), folded.origin(at + len(norm_old) - 1, end=True))
+             for at in _find_all(folded.text, norm_old)]
     return spans, True
 
 
@@ -85,22 +103,25 @@ def _line_count(text: str) -> int:
 
 
 def _candidates(lines: list[str], wanted: list[str]) -> list[int]:
-    """Window starts worth scoring: most lines equal to a wanted line, else near the most distinctive one."""
-    keys = {w.strip() for w in wanted if w.strip()}
-    hits = [1 if line.strip() in keys else 0 for line in lines]
-    size = len(wanted)
-    sums = [sum(hits[i:i + size]) for i in range(0, len(lines))] if len(lines) <= SCAN_LINES else []
-    if len(lines) > SCAN_LINES:
-        sums = [hits[i] for i in range(len(lines))]
-    if max(sums, default=0) > 0:
-        return sorted(range(len(sums)), key=lambda i: -sums[i])[:20]
-    matcher = difflib.SequenceMatcher(None, "", max(wanted, key=len).strip())
+    """Window starts worth scoring: where most lines equal a wanted line, else near the most distinctive one."""
+    where: dict[str, list[int]] = {}
+    for j, line in enumerate(wanted):
+        if line.strip():
+            where.setdefault(line.strip(), []).append(j)
+    votes: dict[int, int] = {}
+    for i, line in enumerate(lines):
+        for j in where.get(line.strip(), ()):
+            votes[i - j] = votes.get(i - j, 0) + 1
+    if votes:
+        return [max(0, at) for at in sorted(votes, key=lambda at: -votes[at])[:20]]
+    longest = max(range(len(wanted)), key=lambda j: len(wanted[j].strip()))
+    matcher = difflib.SequenceMatcher(None, "", wanted[longest].strip())
     scored = []
     for i, line in enumerate(lines[:SCAN_LINES]):
         matcher.set_seq1(line.strip())
         if matcher.real_quick_ratio() >= 0.5 and matcher.quick_ratio() >= 0.5:
-            scored.append((matcher.ratio(), i - wanted.index(max(wanted, key=len))))
-    return [max(0, i) for _, i in sorted(scored, reverse=True)[:20]]
+            scored.append((matcher.ratio(), max(0, i - longest)))
+    return [at for _, at in sorted(scored, reverse=True)[:20]]
 
 
 def _closest_region(text: str, old: str) -> str:
@@ -141,16 +162,29 @@ def _many(text: str, spans: list[tuple[int, int]], shown: str) -> ToolError:
                      "to make it unique, or patch each place separately.")
 
 
-def _diff(before: str, after: str, shown: str, first: int, last: int) -> str:
-    """Unified diff of the changed region only: cheap on big files, line numbers as in the whole file."""
-    a, b = before.splitlines(keepends=True), after.splitlines(keepends=True)
-    lo, hi = max(0, first - 4), min(len(a), last + 3)
-    hunks = difflib.unified_diff(a[lo:hi], b[lo:len(b) - (len(a) - hi)], f"a/{shown}", f"b/{shown}")
+def _split_keep(text: str) -> list[str]:
+    """Lines with their "\n" (str.splitlines also splits on form feeds and the like, which shifts numbers)."""
+    parts = text.split("\n")
+    return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
+def _diff(text: str, start: int, end: int, new: str, shown: str) -> str:
+    """Unified diff of the changed region only (cheap on big files), numbered as in the whole file."""
+    lo = text.rfind("\n", 0, start) + 1
+    for _ in range(DIFF_CONTEXT):
+        lo = text.rfind("\n", 0, max(lo - 1, 0)) + 1 if lo else 0
+    hi = end
+    for _ in range(DIFF_CONTEXT + (end > 0 and text[end - 1] != "\n")):
+        hi = text.find("\n", hi) + 1 or len(text)
+    offset = text.count("\n", 0, lo)
+    hunks = difflib.unified_diff(_split_keep(text[lo:hi]), _split_keep(text[lo:start] + new + text[end:hi]),
+                                 f"a/{shown}", f"b/{shown}", n=DIFF_CONTEXT)
 
     def shift(m: re.Match) -> str:
-        return f"@@ -{int(m[1]) + lo}{m[2] or ''} +{int(m[3]) + lo}{m[4] or ''} @@"
+        return f"@@ -{int(m[1]) + offset}{m[2] or ''} +{int(m[3]) + offset}{m[4] or ''} @@"
 
-    return "".join(re.sub(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@", shift, h) for h in hunks)
+    return "".join(re.sub(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@", shift, h) if h.startswith("@@")
+                   else h if h.endswith("\n") else f"{h}\n\\ No newline at end of file\n" for h in hunks)
 
 
 def _with_line_endings(new: str, text: str) -> str:
@@ -176,16 +210,14 @@ def _patch(real: Path, ctx: ToolContext, shown: str, old: str, new: str) -> Tool
     head = len(text[:start].encode("utf-8", "surrogateescape"))
     tail = head + len(text[start:end].encode("utf-8", "surrogateescape"))
     # the file's own bytes outside the span, whatever their encoding
-    fileio.atomic_write(real, [data[:head], new.encode("utf-8", "surrogateescape"), data[tail:]])
-    fileio.remember(ctx, real)
+    fileio.remember(ctx, real, fileio.atomic_write(real, [data[:head], fileio.encode(new), data[tail:]]))
     first, old_lines, new_lines = _line_of(text, start), _line_count(text[start:end]), _line_count(new)
     last = first + max(old_lines, 1) - 1
     where = f"line {first}" if last == first else f"lines {first}-{last} ({old_lines} lines)"
     did = f"deleted {where}" if not new else f"replaced {where} with {new_lines} line{'s' * (new_lines != 1)}"
-    note = " (tolerant match: line endings, spaces, quotes or dashes differed; the rest kept as it was)"
-    after = text[:start] + new + text[end:]
+    note = " (tolerant match: line endings, spaces, quotes or dashes differed)"
     return ToolResult(content=f"Patched {shown}: {did}.{note if tolerant else ''}",
-                      details={"path": str(real), "diff": _diff(text, after, shown, first, last),
+                      details={"path": str(real), "diff": _diff(text, start, end, new, shown),
                                "tolerant": tolerant, "lines": [first, last]})
 
 
@@ -193,31 +225,31 @@ def run(args: dict, ctx: ToolContext) -> ToolResult:
     path, old, new = args["path"], args["old_content"], args["new_content"]
     real = ctx.resolve(path, write=True)
     if not old:
-        raise ToolError("old_content is empty. To create a file or replace it whole use file_write; "
-                        "to insert text, give the lines next to the spot as old_content and repeat them in new_content.")
+        raise ToolError("old_content is empty. To create or replace a whole file use file_write; to insert text, "
+                        "give the lines next to the spot as old_content and repeat them in new_content.")
     if old == new:
         raise ToolError("old_content and new_content are identical: nothing to change.")
     if real.is_dir():
         raise ToolError(f"{path} is a folder; give a file path.")
     if not real.exists():
         raise fileio.missing(real, ctx.workspace, path, "Create a new file with file_write.")
-    with fileio.path_lock(real):
+    with fileio.path_lock(real), fileio.os_errors("patch", path):
         return _patch(real, ctx, path, old, new)
 
 
 SPEC = ToolSpec(
     name="file_patch",
     description=(
-        "Replace one snippet of a text file. `old_content` must match exactly one place: copy it from file_read "
-        "without the `N|` prefixes, with enough lines to be unique. Line-ending, trailing-space, quote and dash "
-        "differences are tolerated. Refused if the file changed since you read it. New files: file_write."
+        "Replace the one place matching `old_content` (copied without `N|` prefixes; add lines until unique). "
+        "Tolerates line-ending, trailing-space, quote and dash differences. "
+        "Refused if the file changed since you read it."
     ),
     parameters={
         "type": "object",
         "properties": {
-            "path": {"type": "string", "minLength": 1},
-            "old_content": {"type": "string", "description": "Current text, exact"},
-            "new_content": {"type": "string", "description": "Replacement"},
+            "path": {"type": "string"},
+            "old_content": {"type": "string"},
+            "new_content": {"type": "string"},
         },
         "required": ["path", "old_content", "new_content"],
         "additionalProperties": False,

@@ -17,6 +17,7 @@ from tools import fileio
 MAX_LINE_CHARS = 2000
 HEAD_BYTES = MAX_LINE_CHARS * 4  # enough bytes for MAX_LINE_CHARS characters of UTF-8
 CONTEXT_LINES = 3
+MAX_COUNT = 1000
 FOOTER_RESERVE = 300
 _CONTINUATION = bytes(range(0x80, 0xC0))
 
@@ -98,11 +99,12 @@ def _scan(f: BinaryIO, start: int, count: int, keyword: str, budget: int) -> _Wi
     return window
 
 
-def _footer(shown: str, window: _Window, keyword: str, start: int) -> str:
+def _footer(window: _Window, keyword: str, start: int) -> str:
     last = window.first + len(window.lines) - 1
     parts = [f"lines {window.first}-{last} of {window.total}"]
     if keyword:
-        parts.insert(0, f"first match of {keyword!r} from line {start}: line {window.match}")
+        quoted = repr(keyword) if len(keyword) <= 60 else repr(keyword[:60]) + "…"
+        parts.insert(0, f"first match of {quoted} from line {start}: line {window.match}")
     if window.cut_by_budget:
         parts.append("output limit reached")
     parts.append(f"continue with start={last + 1}" if last < window.total else "end of file")
@@ -117,14 +119,19 @@ def _read_text(f: BinaryIO, shown: str, args: dict, budget: int) -> tuple[str, d
     if window.total == 0:
         return f"[{shown} is empty: 0 lines]", {"lines": 0}
     if not window.lines and keyword:
-        return (f"[no line of {shown} matches {keyword!r} from line {start} on; the file has {window.total} lines. "
+        total = f"{window.total} line{'s' * (window.total != 1)}"
+        return (f"[no line of {shown} matches {keyword!r} from line {start} on; the file has {total}. "
                 "Try another keyword, or a smaller start]"), {"lines": window.total, "match": None}
     if not window.lines:
         raise ToolError(f"start={start} is past the end of {shown}, which has {window.total} lines. "
                         f"Use start between 1 and {window.total}.")
-    body = "\n".join([*window.lines, _footer(shown, window, keyword, start)])
+    body = "\n".join([*window.lines, _footer(window, keyword, start)])
     last = window.first + len(window.lines) - 1
     return body, {"lines": window.total, "shown": [window.first, last], "match": window.match or None}
+
+
+def _entries(count: int) -> str:
+    return f"{count} entr{'y' if count == 1 else 'ies'}"
 
 
 def _list_folder(real: Path, shown: str, args: dict, budget: int) -> str:
@@ -141,47 +148,53 @@ def _list_folder(real: Path, shown: str, args: dict, budget: int) -> str:
             break
         rows.append(row)
         used += len(row) + 1
+    if not entries:
+        return f"{shown.rstrip('/')}/ is an empty folder."
+    if not rows:
+        raise ToolError(f"start={start} is past the end of {shown}, which has {_entries(len(entries))}. "
+                        f"Use start between 1 and {len(entries)}.")
     last = start - 1 + len(rows)
     more = f"; continue with start={last + 1}" if last < len(entries) else ""
-    title = f"{shown.rstrip('/')}/ ({len(entries)} entries; folders end with /)"
+    title = f"{shown.rstrip('/')}/ ({_entries(len(entries))}; folders end with /)"
     return "\n".join([title, *rows, f"[entries {start}-{last} of {len(entries)}{more}]"])
 
 
 def run(args: dict, ctx: ToolContext) -> ToolResult:
     path = args["path"]
     real = ctx.resolve(path, write=False)
-    if real.is_dir():
-        return ToolResult(content=_list_folder(real, path, args, ctx.output_budget), details={"path": str(real)})
-    if not real.exists():
-        raise fileio.missing(real, ctx.workspace, path, "List a folder with file_read to see what exists.")
-    with real.open("rb") as f:
-        stamp = [os.fstat(f.fileno()).st_mtime_ns, os.fstat(f.fileno()).st_size]
-        sample = f.read(fileio.SNIFF_BYTES)
-        if fileio.is_binary(sample):
-            kind = fileio.sniff_type(sample)
-            return ToolResult(content=f"{path} is a binary file ({kind}, {stamp[1]} bytes); not shown as text.",
-                              details={"path": str(real), "binary": kind, "size": stamp[1]})
-        f.seek(0)
-        content, details = _read_text(f, path, args, ctx.output_budget)
-    fileio.remember(ctx, real, stamp)
+    with fileio.os_errors("read", path):
+        if real.is_dir():
+            return ToolResult(content=_list_folder(real, path, args, ctx.output_budget), details={"path": str(real)})
+        if not real.exists():
+            raise fileio.missing(real, ctx.workspace, path, "List a folder with file_read to see what exists.")
+        with real.open("rb") as f:
+            info = os.fstat(f.fileno())
+            sample = f.read(fileio.SNIFF_BYTES)
+            if fileio.is_binary(sample):
+                kind = fileio.sniff_type(sample)
+                return ToolResult(content=f"{path} is a binary file ({kind}, {info.st_size} bytes); not shown as text.",
+                                  details={"path": str(real), "binary": kind, "size": info.st_size})
+            f.seek(0)
+            content, details = _read_text(f, path, args, ctx.output_budget)
+    # the stamp from before reading: a change made while we read makes a later patch refuse, never slip through
+    fileio.remember(ctx, real, [info.st_mtime_ns, info.st_size])
     return ToolResult(content=content, details={"path": str(real), **details})
 
 
 SPEC = ToolSpec(
     name="file_read",
     description=(
-        "Read a text file as numbered lines `N|text` (the `N|` is not part of the file), or list a folder. "
-        "Shows `count` lines from `start`; `keyword` jumps to its first case-insensitive match at or after `start`, "
-        f"with {CONTEXT_LINES} lines before it. Lines over {MAX_LINE_CHARS} chars are cut. "
-        "The last line gives the total and the `start` to continue."
+        "Read a file as numbered lines `N|text` (`N|` is not in the file) or list a folder. `keyword`: jump to the "
+        f"first case-insensitive match from `start`, with {CONTEXT_LINES} lines before. Lines over {MAX_LINE_CHARS} "
+        "chars are cut. The footer gives total lines and the next `start`."
     ),
     parameters={
         "type": "object",
         "properties": {
-            "path": {"type": "string", "minLength": 1},
-            "start": {"type": "integer", "minimum": 1, "default": 1},
-            "count": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 200},
-            "keyword": {"type": "string", "maxLength": 200},
+            "path": {"type": "string"},
+            "start": {"type": "integer", "minimum": 1},
+            "count": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT},
+            "keyword": {"type": "string"},
         },
         "required": ["path"],
         "additionalProperties": False,

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import codecs
+import contextlib
 import difflib
 import functools
+import itertools
 import os
 import stat
 import tempfile
@@ -33,6 +35,16 @@ _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
 
 
+@contextlib.contextmanager
+def os_errors(verb: str, shown: str) -> Iterator[None]:
+    """An OS refusal (permissions, full disk...) as a message the model can act on, not a crash."""
+    try:
+        yield
+    except OSError as e:
+        raise ToolError(f"Could not {verb} {shown}: {e.strerror or e}. Check the path and its permissions, "
+                        "or try another file.") from None
+
+
 def path_lock(real: Path) -> threading.Lock:
     """One lock per real path, so writes to one file from parallel calls never interleave."""
     with _locks_guard:
@@ -44,9 +56,9 @@ def stamp_of(real: Path) -> list[int]:
     return [st.st_mtime_ns, st.st_size]
 
 
-def remember(ctx: ToolContext, real: Path, stamp: list[int] | None = None) -> None:
+def remember(ctx: ToolContext, real: Path, stamp: list[int]) -> None:
     """Note what the model last saw of this file (JSON-serialisable, saved with the run)."""
-    ctx.state.setdefault("file_stamps", {})[str(real)] = stamp or stamp_of(real)
+    ctx.state.setdefault("file_stamps", {})[str(real)] = stamp
 
 
 def ensure_unchanged(ctx: ToolContext, real: Path, shown: str) -> None:
@@ -55,6 +67,14 @@ def ensure_unchanged(ctx: ToolContext, real: Path, shown: str) -> None:
     if seen is not None and list(seen) != stamp_of(real):
         raise ToolError(f"{shown} changed on disk since you last read or wrote it, so this edit could undo "
                         "that change. Read it again with file_read, then patch the current content.")
+
+
+def encode(text: str) -> bytes:
+    """UTF-8; bytes that came in undecodable go back as they were; a stray surrogate becomes '?'."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace")
 
 
 def is_binary(sample: bytes) -> bool:
@@ -73,13 +93,10 @@ def sniff_type(sample: bytes) -> str:
 
 
 def human_size(size: int) -> str:
-    if size < 1024:
-        return f"{size}B"
-    for unit in "KMGT":
-        size /= 1024
-        if size < 1024 or unit == "T":
-            return f"{size:.1f}{unit}"
-    return ""  # unreachable: the loop returns at "T"
+    value, unit = float(size), 0
+    while value >= 1024 and unit < 4:
+        value, unit = value / 1024, unit + 1
+    return f"{size}B" if unit == 0 else f"{value:.1f}{'BKMGT'[unit]}"
 
 
 def shown_path(real: Path, workspace: Path) -> str:
@@ -94,10 +111,11 @@ def _new_file_mode() -> int:
     return 0o666 & ~mask
 
 
-def atomic_write(real: Path, chunks: Iterable[bytes]) -> None:
+def atomic_write(real: Path, chunks: Iterable[bytes]) -> list[int]:
     """Write through a temp file in the same folder, then rename over `real`: readers never see half a file.
 
     An existing file keeps its permission bits; a new one gets the usual umask-based mode.
+    Returns the new file's stamp, taken before the rename so a later change by someone else cannot hide in it.
     """
     mode = stat.S_IMODE(real.stat().st_mode) if real.exists() else _new_file_mode()
     fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)
@@ -107,11 +125,13 @@ def atomic_write(real: Path, chunks: Iterable[bytes]) -> None:
                 f.write(chunk)
             f.flush()
             os.fsync(f.fileno())
+            info = os.fstat(f.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, real)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return [info.st_mtime_ns, info.st_size]
 
 
 def read_chunks(real: Path) -> Iterator[bytes]:
@@ -137,15 +157,18 @@ def suggest(real: Path, workspace: Path, limit: int = 5) -> list[str]:
     while not parent.is_dir() and parent != parent.parent:
         parent = parent.parent
     try:
-        siblings = {p.name: p for p in parent.iterdir()}
+        siblings = {p.name: p for p in itertools.islice(parent.iterdir(), WALK_LIMIT)}
     except OSError:
         siblings = {}
     found = [siblings[n] for n in difflib.get_close_matches(real.name, list(siblings), n=limit, cutoff=0.6)]
     if workspace.is_dir() and real.is_relative_to(workspace):
-        wanted = real.name.lower()
-        scored = [(difflib.SequenceMatcher(None, wanted, p.name.lower()).ratio(), p) for p in _walk_names(workspace)]
-        scored.sort(key=lambda pair: -pair[0])
-        found += [p for ratio, p in scored[:limit] if ratio >= 0.75]
+        matcher = difflib.SequenceMatcher(None, "", real.name.lower())
+        scored = []
+        for p in _walk_names(workspace):
+            matcher.set_seq1(p.name.lower())
+            if matcher.real_quick_ratio() >= 0.75 and matcher.quick_ratio() >= 0.75 and matcher.ratio() >= 0.75:
+                scored.append((matcher.ratio(), p))
+        found += [p for _, p in sorted(scored, key=lambda pair: -pair[0])[:limit]]
     names = [shown_path(p, workspace) + ("/" if p.is_dir() else "") for p in found]
     return list(dict.fromkeys(names))[:limit]
 

@@ -28,8 +28,8 @@ def update_checkpoint(args: dict, ctx: ToolContext) -> ToolResult:
 
 SPEC = ToolSpec(
     name="update_working_checkpoint",
-    description="Replace your working notepad (≤200 tokens): goal, progress, key facts, next step. "
-    "It is shown to you every turn and survives when old history is dropped.",
+    description="Replace your notepad (≤200 tokens: goal, progress, key facts, next step). "
+    "Shown every turn; kept when old history is dropped.",
     parameters={
         "type": "object",
         "properties": {"key_info": {"type": "string"}},

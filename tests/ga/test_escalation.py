@@ -1,0 +1,259 @@
+"""Three-stage failure escalation and the guards: in-process with real tools, then through the real run.py."""
+
+from __future__ import annotations
+
+import json
+import signal
+
+import pytest
+
+from ga.agent import Agent
+from ga.config import load_settings
+from ga.dispatch import Dispatcher
+from ga.errors import ConfigError
+from ga.escalation import gist
+from ga.runs import Run
+from ga.testing import ScriptedModel, ScriptedServer, tool_call
+from tests.conftest import ScriptedTerminal
+from tests.test_cli import events, ga, ga_background, only_run, wait_for
+from tools import ask_user, file_read, file_write
+
+READ = [file_read.SPEC, file_write.SPEC, ask_user.SPEC]
+
+
+@pytest.fixture
+def home(tmp_path):
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def settings(tmp_path, workspace):
+    (workspace / "here.txt").write_text("present\n")
+    return load_settings(env={}, home=tmp_path / "home", workdir=workspace, model="m", autonomous=True)
+
+
+def start(settings, steps, *, run=None, answer=None, interactive=False, answers=()):
+    model, ui = ScriptedModel(steps), ScriptedTerminal(list(answers))
+    run = run or Run.create(settings.runs_dir, "find the config file", {})
+    agent = Agent(settings=settings, model=model, dispatcher=Dispatcher(READ), run=run, ui=ui,
+                  interactive=interactive, answer=answer)
+    return agent.start(), model, run, ui
+
+
+def missing(i: int) -> dict:
+    return {"tool_calls": [tool_call("file_read", path=f"missing{i}.txt")]}
+
+
+def results(request: dict) -> list[str]:
+    return [m["content"] for m in request["messages"] if m["role"] == "tool"]
+
+
+def stages(run: Run) -> list[int]:
+    return [e["stage"] for e in run.events() if e["type"] == "stage"]
+
+
+HERE = {"tool_calls": [tool_call("file_read", path="here.txt")]}
+DONE = {"content": "done"}
+
+
+def test_one_failure_carries_a_small_fix_hint_and_a_success_resets(settings):
+    outcome, model, run, ui = start(settings, [missing(1), HERE, DONE])
+    assert outcome.status == "done"
+    first = results(model.requests[1])[-1]
+    assert first.startswith("No such file: missing1.txt") and "small, targeted fix" in first
+    assert "present" in results(model.requests[2])[-1] and "fix" not in results(model.requests[2])[-1]
+    assert stages(run) == [1, 0]
+    assert ui.notices == ["escalation stage 1: file_read failed", "escalation reset: file_read succeeded"]
+    assert run.state["escalation"]["same"] == 1 and "failures" not in run.state["escalation"]
+
+
+def test_the_third_failure_asks_for_a_change_of_approach_listing_what_was_tried(settings):
+    outcome, model, run, _ = start(settings, [missing(1), missing(2), missing(3), DONE])
+    assert outcome.status == "done"
+    second, third = results(model.requests[3])[-2:]
+    assert "small, targeted fix" in second and "stage 2" not in second
+    assert "stage 2: 3 failures in a row" in third and "Probe the environment" in third and "SOPs" in third
+    tried = third.split("Tried so far:\n")[1].splitlines()
+    assert tried[0] == "- file_read path=missing1.txt → No such file: missing1.txt"
+    assert len(tried) == 3 and "missing3.txt" in tried[2]
+    stage_events = [e for e in run.events() if e["type"] == "stage"]
+    assert stage_events[-1] == {"t": stage_events[-1]["t"], "type": "stage", "stage": 2,
+                                "reason": "3 failures in a row"}
+
+
+def test_repeating_a_failed_call_goes_to_stage_2_at_once(settings):
+    outcome, model, run, _ = start(settings, [missing(1), missing(1), DONE])
+    assert outcome.status == "done"
+    assert "file_read repeated with the same arguments after it failed" in results(model.requests[2])[-1]
+    assert stages(run) == [1, 2]
+
+
+def test_a_success_in_between_resets_the_count(settings):
+    steps = [missing(1), missing(2), HERE, missing(3), missing(4), DONE]
+    outcome, model, run, _ = start(settings, steps)
+    assert outcome.status == "done"
+    assert all("stage 2" not in r for r in results(model.requests[-1]))
+    assert stages(run) == [1, 0, 1]
+    assert run.state["escalation"]["failures"] == 2
+
+
+def test_the_sixth_failure_asks_the_human_on_a_terminal_and_the_answer_resets(settings):
+    steps = [missing(i) for i in range(1, 7)] + [missing(7), DONE]
+    outcome, model, run, ui = start(settings, steps, interactive=True, answers=["the file is here.txt"])
+    assert outcome.status == "done"
+    (kind, question, _), = ui.asked
+    assert kind == "ask" and "Goal: find the config file" in question and "missing6.txt" in question
+    assert "Last error: No such file: missing6.txt" in question and question.count("\n- file_read") == 6
+    after_six = model.requests[6]["messages"]
+    assert "stage 3: 6 failures in a row" in after_six[-2]["content"]
+    assert after_six[-1] == {"role": "user", "content": "The user, asked for help because the task was stuck, "
+                                                        "answers: the file is here.txt"}
+    assert "small, targeted fix" in results(model.requests[7])[-1]  # counting starts over
+    assert stages(run) == [1, 2, 3, 0, 1]
+
+
+def test_stage_2_that_changes_nothing_goes_to_stage_3(settings):
+    steps = [missing(1), missing(2), missing(3), missing(1)]
+    outcome, model, run, _ = start(settings, steps)
+    assert (outcome.status, outcome.exit_code) == ("paused", 3)
+    assert len(model.requests) == 4
+    assert stages(run) == [1, 2, 3]
+    assert [e["reason"] for e in run.events() if e["type"] == "stage"][-1].startswith("file_read repeated again")
+
+
+def test_autonomous_sixth_failure_pauses_and_an_answer_resumes(settings):
+    outcome, _, run, _ = start(settings, [missing(i) for i in range(1, 7)])
+    assert (outcome.status, outcome.exit_code) == ("paused", 3)
+    assert "I am stuck: 6 failed attempts in a row" in outcome.answer and "Goal: find the config file" in outcome.answer
+    assert run.state["escalation"]["asking"]
+    again = Run.open(settings.runs_dir, run.id)
+    outcome, model, run, _ = start(settings, [DONE], run=again, answer="read here.txt")
+    assert outcome.status == "done"
+    assert model.requests[0]["messages"][-1]["content"].endswith("answers: read here.txt")
+    assert run.state["escalation"] == {}
+
+
+def test_resuming_a_stuck_run_without_an_answer_pauses_again(settings):
+    _, _, run, _ = start(settings, [missing(i) for i in range(1, 7)])
+    outcome, model, _, _ = start(settings, [], run=Run.open(settings.runs_dir, run.id))
+    assert (outcome.status, outcome.exit_code) == ("paused", 3) and model.requests == []
+
+
+def test_three_malformed_calls_end_the_run_and_a_good_call_resets_the_strikes(settings):
+    bad = {"tool_calls": [{"name": "file_read", "arguments": '{"path": 3}'}]}
+    outcome, model, run, _ = start(settings, [bad, bad, HERE, bad, bad, bad])
+    assert (outcome.status, outcome.exit_code) == ("failed", 1)
+    assert "3 unusable replies" in outcome.answer and "malformed arguments" in outcome.answer
+    assert len(model.requests) == 6 and stages(run) == []  # malformed calls are the guard's, not escalation's
+
+
+def test_a_no_progress_loop_is_nudged_then_stopped(settings):
+    outcome, model, run, ui = start(settings, [HERE] * 5)
+    assert (outcome.status, outcome.exit_code) == ("failed", 1)
+    assert "same result 5 times in a row" in outcome.answer and "file_read path=here.txt" in outcome.answer
+    assert "no progress" in results(model.requests[3])[-1] and "no progress" not in results(model.requests[2])[-1]
+    assert [e["kind"] for e in run.events() if e["type"] == "guard"] == ["repeat"]
+    assert any(n.startswith("no progress:") for n in ui.notices)
+
+
+def test_refusals_and_unknown_tools_count_as_failures(settings):
+    steps = [{"tool_calls": [tool_call("file_read", path="/etc/passwd")]},
+             {"tool_calls": [{"name": "no_such_tool", "arguments": "{}"}]}, missing(1), DONE]
+    outcome, model, run, _ = start(settings, steps)
+    assert outcome.status == "done" and stages(run) == [1, 2]
+    assert "- file_read path=/etc/passwd → " in results(model.requests[3])[-1]
+    assert "question" not in [e for e in run.events() if e["type"] == "stage"][-1]  # only stage 3 asks
+
+
+def test_the_question_is_recorded_with_the_stage_3_event(settings):
+    _, _, run, _ = start(settings, [missing(i) for i in range(1, 7)])
+    event = [e for e in run.events() if e["type"] == "stage"][-1]
+    assert event["stage"] == 3 and event["question"] == run.state["escalation"]["asking"]
+
+
+def test_an_error_gist_is_its_first_sentence_or_a_program_s_last_line():
+    assert gist("No such file: a.txt. List a folder.") == "No such file: a.txt"
+    run_output = "[exit code 1 · 0.05 s]\nTraceback...\nModuleNotFoundError: No module named 'x'\nhint: install it"
+    assert gist(run_output) == "[exit code 1 · 0.05 s] ModuleNotFoundError: No module named 'x'"
+    assert gist("x" * 200, 10) == "xxxxxxxxx…" and gist("") == "(no message)"
+
+
+def test_thresholds_come_from_the_environment(tmp_path, workspace):
+    env = {"GA_STAGE2_AFTER": "2", "GA_STAGE3_AFTER": "4", "GA_STRIKES": "5", "GA_REPEAT_STOP": "0"}
+    s = load_settings(env=env, home=tmp_path, workdir=workspace)
+    assert (s.stage2_after, s.stage3_after, s.strikes, s.repeat_nudge, s.repeat_stop) == (2, 4, 5, 3, 0)
+    with pytest.raises(ConfigError, match="GA_STAGE3_AFTER"):
+        load_settings(env={"GA_STAGE2_AFTER": "6"}, home=tmp_path, workdir=workspace)
+    with pytest.raises(ConfigError, match="GA_STRIKES"):
+        load_settings(env={"GA_STRIKES": "-1"}, home=tmp_path, workdir=workspace)
+
+
+def test_lower_thresholds_escalate_sooner(settings):
+    settings.stage2_after, settings.stage3_after = 2, 3
+    outcome, _, run, _ = start(settings, [missing(1), missing(2), missing(3)])
+    assert outcome.status == "paused" and stages(run) == [1, 2, 3]
+
+
+# Through the real run.py: subprocesses, HTTP, kill -9.
+
+def fails(*names: str) -> list[dict]:
+    return [{"tool_calls": [tool_call("file_read", path=f"{n}.txt")]} for n in names]
+
+
+def test_cli_six_failures_pause_with_exit_3_and_the_answer_resumes(home, workspace):
+    (workspace / "real.txt").write_text("the config\n")
+    steps = [*fails("a", "b", "c", "d", "e", "f"), *fails("real"), {"content": "found it"}]
+    with ScriptedServer(steps) as server:
+        paused = ga(["find the config", "--json"], server, home, workspace)
+        run_id = json.loads(paused.stdout)["run_id"]
+        resumed = ga(["--resume", run_id, "--answer", "it is real.txt"], server, home, workspace)
+        server.assert_complete()
+    assert paused.returncode == 3, paused.stderr
+    for line in ("escalation stage 1: file_read failed", "escalation stage 2: 3 failures in a row",
+                 "escalation stage 3: 6 failures in a row", "I am stuck", "--answer"):
+        assert line in paused.stderr
+    tool = [results(r)[-1] for r in server.requests[1:7]]
+    assert "small, targeted fix" in tool[0] and "stage 2" in tool[2] and "still" not in tool[2].lower()
+    assert "Stage 2, 4 failures in a row" in tool[3] and "stage 3" in tool[5]
+    assert resumed.returncode == 0 and resumed.stdout.strip() == "found it"
+    assert server.requests[6]["messages"][-1]["content"].endswith("answers: it is real.txt")
+    assert "escalation reset: the user answered" in resumed.stderr
+
+
+def test_cli_the_stage_survives_kill_9_and_resume(home, workspace):
+    steps = [*fails("a", "b", "c"), {"delay": 30, "content": "never delivered"}, *fails("d", "e", "f")]
+    with ScriptedServer(steps) as server:
+        proc = ga_background(["find the config"], server, home, workspace)
+        wait_for(lambda: len(server.requests) == 4)  # three failures recorded, the fourth request in flight
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        state = json.loads((only_run(home) / "state.json").read_text())
+        resumed = ga(["--resume", only_run(home).name], server, home, workspace)
+        server.assert_complete()
+    assert state["escalation"]["stage"] == 2 and state["escalation"]["failures"] == 3
+    assert resumed.returncode == 3, resumed.stderr
+    assert "Stage 2, 4 failures in a row" in results(server.requests[5])[-1]
+    assert "escalation stage 3: 6 failures in a row" in resumed.stderr
+    assert [e["stage"] for e in events(only_run(home), "stage")] == [1, 2, 3]
+
+
+def test_cli_three_empty_replies_exit_1(home, workspace):
+    with ScriptedServer([{"content": ""}] * 3) as server:
+        proc = ga(["anything"], server, home, workspace)
+    assert proc.returncode == 1 and "3 unusable replies" in proc.stderr and "empty" in proc.stderr
+
+
+def test_cli_three_malformed_calls_exit_1(home, workspace):
+    bad = {"tool_calls": [{"name": "file_read", "arguments": '{"path": "a.txt",'}]}
+    with ScriptedServer([bad] * 3) as server:
+        proc = ga(["anything", "--json"], server, home, workspace)
+    assert proc.returncode == 1 and json.loads(proc.stdout)["status"] == "failed"
+    assert "malformed arguments" in proc.stderr
+
+
+def test_cli_a_no_progress_loop_exits_1(home, workspace):
+    (workspace / "a.txt").write_text("same\n")
+    with ScriptedServer(fails("a") * 5) as server:
+        proc = ga(["anything"], server, home, workspace, GA_REPEAT_NUDGE="2", GA_REPEAT_STOP="4")
+    assert proc.returncode == 1 and "same result 4 times in a row" in proc.stderr
+    assert len(server.requests) == 4 and "no progress" in results(server.requests[2])[-1]

@@ -1,0 +1,253 @@
+"""OpenAIModel against a real HTTP server (ScriptedServer) through the real openai client."""
+
+from __future__ import annotations
+
+import json
+import time
+from email.utils import formatdate
+from types import SimpleNamespace as NS
+
+import pytest
+
+from ga.config import load_settings
+from ga.llm import MAX_DELAY, ModelError, OpenAIModel, backoff_delay, retry_after_seconds
+from ga.llm_stream import IncompleteReply, ReplyBuilder, estimate_tokens
+from ga.testing import ScriptedServer, tool_call
+
+MESSAGES = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "read a.txt"}]
+TOOLS = [
+    {"type": "function", "function": {"name": n, "parameters": {"type": "object"}}} for n in ("file_read", "file_write")
+]
+
+
+@pytest.fixture
+def serve(tmp_path):
+    """serve(steps, **settings) -> (server, model, retry notices); the script must be used up exactly."""
+    servers = []
+
+    def start(steps, **overrides):
+        server = ScriptedServer(steps).start()
+        servers.append(server)
+        settings = load_settings(
+            env={},
+            base_url=server.url,
+            api_key="test",
+            model="m",
+            retry_base=0.01,
+            home=tmp_path,
+            workdir=tmp_path,
+            **overrides,
+        )
+        notices: list[str] = []
+        return server, OpenAIModel(settings, on_retry=notices.append), notices
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_text_reply_with_usage_from_server(serve, stream):
+    server, model, _ = serve(
+        [{"content": "Hello there, all done.", "usage": {"prompt_tokens": 42, "completion_tokens": 7}}], stream=stream
+    )
+    pieces: list[str] = []
+    reply = model.complete(MESSAGES, [], on_text=pieces.append)
+    assert reply.content == "Hello there, all done."
+    assert "".join(pieces) == reply.content
+    assert len(pieces) > 1 if stream else len(pieces) == 1
+    assert (reply.finish_reason, reply.tool_calls) == ("stop", [])
+    assert (reply.usage.requests, reply.usage.prompt_tokens, reply.usage.completion_tokens) == (1, 42, 7)
+    assert not reply.estimated_usage
+    sent = server.requests[0]
+    assert sent["messages"] == MESSAGES and sent["model"] == "m"
+    assert "tools" not in sent and "parallel_tool_calls" not in sent
+    assert sent.get("stream_options") == ({"include_usage": True} if stream else None)
+    server.assert_complete()
+
+
+@pytest.mark.parametrize("stream", [True, False])
+@pytest.mark.parametrize("as_object", [False, True])
+def test_parallel_tool_calls(serve, stream, as_object):
+    calls = [tool_call("file_read", path="a.txt", start=3), tool_call("file_write", path="b.txt", content="x" * 40)]
+    server, model, _ = serve([{"content": "Reading.", "tool_calls": calls, "args_as_object": as_object}], stream=stream)
+    reply = model.complete(MESSAGES, TOOLS)
+    assert reply.finish_reason == "tool_calls"
+    assert [(c.id, c.name) for c in reply.tool_calls] == [("call_1_0", "file_read"), ("call_1_1", "file_write")]
+    assert all(isinstance(c.arguments, str) for c in reply.tool_calls)
+    assert [json.loads(c.arguments) for c in reply.tool_calls] == [c["arguments"] for c in calls]
+    assert server.requests[0]["tools"] == TOOLS and server.requests[0]["parallel_tool_calls"] is True
+    assert "tool_choice" not in server.requests[0]
+
+
+def test_server_errors_then_success(serve):
+    server, model, notices = serve([{"fault": "500"}, {"fault": "503"}, {"content": "ok"}])
+    reply = model.complete(MESSAGES, [])
+    assert reply.content == "ok" and reply.usage.requests == 1
+    assert len(server.requests) == 3 and model.retries == 2
+    assert notices[0].startswith("500 server error; retrying in ") and notices[0].endswith("(attempt 2/7)")
+    assert notices[1].startswith("503 server error") and notices[1].endswith("(attempt 3/7)")
+    server.assert_complete()
+
+
+def test_rate_limit_honours_retry_after(serve):
+    server, model, notices = serve([{"fault": "429", "retry_after": 1}, {"content": "ok"}])
+    started = time.monotonic()
+    assert model.complete(MESSAGES, []).content == "ok"
+    assert time.monotonic() - started >= 0.95  # the server's 1 s, not retry_base's 0.01 s
+    assert notices == ["429 rate limited; retrying in 1.0 s (attempt 2/7)"]
+    server.assert_complete()
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_dropped_connection_then_success(serve, stream):
+    server, model, notices = serve([{"fault": "drop"}, {"content": "ok"}], stream=stream)
+    assert model.complete(MESSAGES, []).content == "ok"
+    assert len(server.requests) == 2 and notices[0].startswith("connection failed")
+    server.assert_complete()
+
+
+def test_stream_cut_mid_arguments_is_retried_whole(serve):
+    half = {
+        "content": "Let me look.",
+        "tool_calls": [tool_call("file_write", path="a.txt", content="y" * 60)],
+        "fault": "cut",
+    }
+    full = {"content": "Writing now.", "tool_calls": [tool_call("file_write", path="b.txt", content="z")]}
+    server, model, notices = serve([half, full])
+    pieces: list[str] = []
+    reply = model.complete(MESSAGES, TOOLS, on_text=pieces.append)
+    assert reply.content == "Writing now."
+    assert [(c.name, json.loads(c.arguments)) for c in reply.tool_calls] == [
+        ("file_write", {"path": "b.txt", "content": "z"})
+    ]
+    assert len(server.requests) == 2 and len(notices) == 1
+    assert "".join(pieces).endswith("Writing now.")  # the cut text reached the terminal before the retry notice
+    server.assert_complete()
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_length_finish_reason_passed_through_with_its_calls(serve, stream):
+    step = {"tool_calls": [tool_call("file_write", path="a.txt", content="long")], "finish_reason": "length"}
+    server, model, _ = serve([step], stream=stream)
+    reply = model.complete(MESSAGES, TOOLS)
+    assert reply.finish_reason == "length"
+    assert [c.name for c in reply.tool_calls] == ["file_write"]
+    server.assert_complete()
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_usage_estimated_when_server_reports_none(serve, stream):
+    server, model, _ = serve([{"content": "Some answer text.", "usage": False}], stream=stream)
+    reply = model.complete(MESSAGES, TOOLS)
+    assert reply.estimated_usage and reply.usage.requests == 1
+    assert reply.usage.prompt_tokens > 10 and 0 < reply.usage.completion_tokens < 10
+    server.assert_complete()
+
+
+def test_rejected_stream_options_falls_back_and_stays_off(serve):
+    server, model, notices = serve([{"fault": "reject_stream_options", "content": "one"}, {"content": "two"}])
+    assert model.complete(MESSAGES, []).content == "one"
+    assert model.complete(MESSAGES, []).content == "two"
+    assert ["stream_options" in r for r in server.requests] == [True, False, False]
+    assert notices == [] and model.retries == 0
+    server.assert_complete()
+
+
+def test_rejected_parallel_tool_calls_falls_back_and_stays_off(serve):
+    server, model, _ = serve([{"fault": "reject_parallel_tool_calls", "content": "one"}, {"content": "two"}])
+    assert model.complete(MESSAGES, TOOLS).content == "one"
+    assert model.complete(MESSAGES, TOOLS).content == "two"
+    assert ["parallel_tool_calls" in r for r in server.requests] == [True, False, False]
+    assert all("stream_options" in r for r in server.requests)
+    server.assert_complete()
+
+
+def test_unauthorised_fails_at_once_with_what_to_check(serve):
+    server, model, notices = serve([{"fault": "401"}])
+    with pytest.raises(ModelError) as caught:
+        model.complete(MESSAGES, [])
+    message = str(caught.value)
+    assert "HTTP 401" in message and "Incorrect API key provided" in message and "OPENAI_API_KEY" in message
+    assert (caught.value.status, caught.value.exit_code) == ("failed", 1)
+    assert len(server.requests) == 1 and notices == []
+
+
+def test_not_found_names_model_and_base_url(serve):
+    server, model, _ = serve([{"fault": "404"}])
+    with pytest.raises(ModelError, match="HTTP 404") as caught:
+        model.complete(MESSAGES, [])
+    assert "GA_MODEL" in str(caught.value) and "'m'" in str(caught.value) and server.url in str(caught.value)
+    assert len(server.requests) == 1
+
+
+def test_retries_exhausted_say_how_many_attempts(serve):
+    server, model, notices = serve([{"fault": "500"}] * 3, retries=2)
+    with pytest.raises(ModelError, match="after 3 attempts; last error: 500 server error: scripted server"):
+        model.complete(MESSAGES, [])
+    assert len(server.requests) == 3 and len(notices) == 2
+    server.assert_complete()
+
+
+def test_slow_server_times_out_and_is_retried(serve):
+    server, model, notices = serve([{"content": "late", "delay": 3}, {"content": "ok"}], request_timeout=1)
+    assert model.complete(MESSAGES, []).content == "ok"
+    assert notices[0].startswith("no reply within 1 s")
+    assert len(server.requests) == 2
+
+
+def test_ctrl_c_is_not_retried(serve):
+    server, model, notices = serve([{"content": "hello world"}, {"content": "unused"}])
+
+    def interrupt(text: str) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        model.complete(MESSAGES, [], on_text=interrupt)
+    assert len(server.requests) == 1 and notices == []
+
+
+def test_retry_after_forms():
+    assert retry_after_seconds({"retry-after-ms": "1500"}) == 1.5
+    assert retry_after_seconds({"retry-after": "2"}) == 2.0
+    assert 5 < retry_after_seconds({"retry-after": formatdate(time.time() + 10, usegmt=True)}) <= 10
+    assert retry_after_seconds({"retry-after": "soon"}) is None
+    assert retry_after_seconds({}) is None
+
+
+def test_backoff_doubles_with_jitter_and_is_capped():
+    assert 0.8 <= backoff_delay(1, 1.0) <= 1.2 and 3.2 <= backoff_delay(3, 1.0) <= 4.8
+    assert backoff_delay(30, 1.0) == MAX_DELAY
+    assert backoff_delay(1, 1.0, retry_after=600) == MAX_DELAY
+    assert backoff_delay(5, 1.0, retry_after=0.5) == 0.5
+
+
+def _chunk(finish=None, usage=None, **delta):
+    return NS(choices=[NS(index=0, delta=NS(**delta), finish_reason=finish)], usage=usage)
+
+
+def _call(index=None, id=None, name=None, arguments=None):
+    return NS(index=index, id=id, function=NS(name=name, arguments=arguments))
+
+
+def test_deltas_without_index_or_id_join_the_latest_call():
+    builder = ReplyBuilder()
+    builder.add_chunk(_chunk(tool_calls=[_call(0, "a", "file_read", '{"pa')]))
+    builder.add_chunk(_chunk(tool_calls=[_call(arguments='th": "x"}')]))
+    # A server that numbers every call 0: a new id at a known index is a new call.
+    builder.add_chunk(_chunk(tool_calls=[_call(0, "b", "file_read", {"path": "y"})]))
+    builder.add_chunk(_chunk(finish="tool_calls"))
+    reply = builder.build(MESSAGES, TOOLS)
+    assert [(c.id, c.arguments) for c in reply.tool_calls] == [("a", '{"path": "x"}'), ("b", '{"path": "y"}')]
+
+
+def test_stream_ending_without_finish_is_incomplete():
+    builder = ReplyBuilder()
+    builder.add_chunk(_chunk(content="half a rep"))
+    with pytest.raises(IncompleteReply):
+        builder.build(MESSAGES, [])
+
+
+def test_estimate_tokens_handles_very_long_text():
+    assert estimate_tokens("") == 0
+    assert 50_000 < estimate_tokens("word " * 200_000) <= 250_000

@@ -1,0 +1,63 @@
+"""Run folders (torn lines, ordering, missing runs) and the context budget (compaction keeps calls paired)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ga.context import Context
+from ga.errors import ConfigError
+from ga.runs import Run
+
+
+def test_a_line_torn_by_a_kill_is_ignored(tmp_path):
+    run = Run.create(tmp_path, "task", {})
+    run.append({"type": "message", "message": {"role": "user", "content": "task"}})
+    with open(run.folder / "trajectory.jsonl", "a") as f:
+        f.write('{"type": "message", "message": {"role": "assis')
+    assert [m["content"] for m in Run.open(tmp_path, run.id).history().messages] == ["task"]
+
+
+def test_results_follow_their_calls_in_the_order_asked(tmp_path):
+    run = Run.create(tmp_path, "task", {})
+    calls = [{"id": i, "type": "function", "function": {"name": "f", "arguments": "{}"}} for i in "ab"]
+    run.append(
+        {
+            "type": "message",
+            "message": {"role": "assistant", "content": "", "tool_calls": calls},
+            "usage": {"requests": 1, "prompt_tokens": 10, "completion_tokens": 2},
+        }
+    )
+    run.append({"type": "result", "id": "b", "name": "f", "content": "B"})
+    run.append({"type": "result", "id": "a", "name": "f", "content": "A"})
+    history = run.history()
+    assert [m.get("tool_call_id") for m in history.messages] == [None, "a", "b"]
+    assert (history.usage.prompt_tokens, history.tool_calls) == (10, 2)
+
+
+def test_opening_a_missing_run_names_recent_ones(tmp_path):
+    Run.create(tmp_path, "task", {})
+    with pytest.raises(ConfigError, match="No run 'nope'.*recent runs: 2"):
+        Run.open(tmp_path, "nope")
+    with pytest.raises(ConfigError):
+        Run.open(tmp_path, "../etc")
+
+
+def test_compaction_elides_old_results_then_drops_whole_turns(tmp_path):
+    context = Context("system", budget_tokens=2_000)
+    context.add({"role": "user", "content": "the task"})
+    for i in range(30):
+        call = {"id": f"c{i}", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+        context.add({"role": "assistant", "content": f"step {i}", "tool_calls": [call]})
+        context.add({"role": "tool", "tool_call_id": f"c{i}", "content": "r" * 800})
+    messages = context.request("KEEP-ME")
+    assert messages[1]["content"] == "the task"
+    assert "KEEP-ME" in messages[-1]["content"]
+    assert sum(len(json.dumps(m)) for m in messages) // 4 <= 2_000
+    ids = set()
+    for m in messages:  # every tool result still follows the assistant message that asked for it
+        ids |= {c["id"] for c in m.get("tool_calls") or []}
+        if m["role"] == "tool":
+            assert m["tool_call_id"] in ids
+    assert messages[-2]["content"] == "step 29" and "r" * 800 in messages[-1]["content"]

@@ -1,0 +1,211 @@
+"""file_patch on real files: exact and tolerant matches, errors the model can act on, stamps, locks, modes."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import threading
+from pathlib import Path
+
+import pytest
+
+from ga.dispatch import Dispatcher, ToolResult
+from ga.errors import ToolError
+from ga.protocols import ToolCall
+from tools import file_patch, file_read, file_write
+
+SPECS = [file_read.SPEC, file_patch.SPEC, file_write.SPEC]
+
+
+def dispatch(ctx, name: str, arguments: dict) -> ToolResult:
+    return Dispatcher(SPECS).dispatch([ToolCall(id="p1", name=name, arguments=json.dumps(arguments))], ctx)[0]
+
+
+def patch(ctx, path: str, old: str, new: str) -> ToolResult:
+    return file_patch.run({"path": path, "old_content": old, "new_content": new}, ctx)
+
+
+@pytest.fixture
+def source(workspace: Path) -> Path:
+    path = workspace / "app.py"
+    path.write_text("".join(f"value_{i} = {i}\n" for i in range(1, 41)))
+    return path
+
+
+def test_exact_patch_says_one_line_and_keeps_the_diff(make_ctx, source):
+    result = patch(make_ctx(), "app.py", "value_10 = 10\nvalue_11 = 11\n", "value_10 = 100\nvalue_11 = 110\nnew = 1\n")
+    assert result.content == "Patched app.py: replaced lines 10-11 (2 lines) with 3 lines."
+    assert "\n" not in result.content
+    assert "-value_10 = 10\n" in result.details["diff"] and "+new = 1\n" in result.details["diff"]
+    assert "@@ -7,8 +7,9 @@" in result.details["diff"]
+    text = source.read_text()
+    assert "value_10 = 100\nvalue_11 = 110\nnew = 1\nvalue_12 = 12\n" in text and text.count("\n") == 41
+
+
+def test_no_match_shows_the_closest_region_numbered(make_ctx, source):
+    result = dispatch(make_ctx(), "file_patch", {"path": "app.py", "old_content": "value_20 = 20\nvalue_21 = 2l\n"
+                                                 "value_22 = 22\n", "new_content": "x\n"})
+    assert result.is_error and "not found" in result.content
+    assert "closest region is lines 20-22" in result.content
+    assert "\n21|value_21 = 21\n" in result.content and "18|value_18 = 18" in result.content
+    assert source.read_text().count("value_21 = 21") == 1
+
+
+def test_numbered_old_content_gets_a_hint(make_ctx, source):
+    with pytest.raises(ToolError, match="leave those out"):
+        patch(make_ctx(), "app.py", "5|value_5 = 5\n6|value_6 = 6", "x")
+
+
+def test_three_matches_give_count_and_lines(make_ctx, workspace):
+    (workspace / "dup.py").write_text("a\nx = 1\nb\nc\nx = 1\nd\ne\nf\nx = 1\n")
+    result = dispatch(make_ctx(), "file_patch", {"path": "dup.py", "old_content": "x = 1", "new_content": "x = 2"})
+    assert result.is_error and "3 places" in result.content and "lines 2, 5, 9" in result.content
+    assert "more surrounding lines" in result.content
+    assert (workspace / "dup.py").read_text().count("x = 1") == 3
+
+
+def test_refused_when_changed_since_read(make_ctx, source):
+    ctx = make_ctx()
+    file_read.run({"path": "app.py"}, ctx)
+    source.write_text(source.read_text() + "added_by_someone_else = 1\n")
+    result = dispatch(ctx, "file_patch", {"path": "app.py", "old_content": "value_1 = 1\n", "new_content": "v = 0\n"})
+    assert result.is_error and "changed on disk" in result.content and "file_read" in result.content
+    assert "value_1 = 1\n" in source.read_text()
+    file_read.run({"path": "app.py"}, ctx)
+    assert not dispatch(ctx, "file_patch", {"path": "app.py", "old_content": "value_1 = 1\n",
+                                            "new_content": "v = 0\n"}).is_error
+
+
+def test_own_writes_do_not_count_as_changes(make_ctx, workspace):
+    ctx = make_ctx()
+    file_write.run({"path": "n.txt", "content": "one\ntwo\n"}, ctx)
+    patch(ctx, "n.txt", "one", "1")
+    patch(ctx, "n.txt", "two", "2")
+    assert (workspace / "n.txt").read_text() == "1\n2\n"
+
+
+def test_never_read_file_may_be_patched(make_ctx, source):
+    assert "Patched" in patch(make_ctx(), "app.py", "value_3 = 3", "value_3 = 33").content
+
+
+def test_empty_old_content_points_to_file_write(make_ctx, source):
+    result = dispatch(make_ctx(), "file_patch", {"path": "app.py", "old_content": "", "new_content": "x"})
+    assert result.is_error and "file_write" in result.content
+
+
+def test_missing_file_suggests_and_points_to_file_write(make_ctx, source):
+    with pytest.raises(ToolError, match=r"Did you mean: app\.py.*file_write"):
+        patch(make_ctx(), "ap.py", "a", "b")
+
+
+def test_binary_file_is_refused(make_ctx, workspace):
+    (workspace / "x.bin").write_bytes(b"\x00\x01abc\x00")
+    with pytest.raises(ToolError, match="binary"):
+        patch(make_ctx(), "x.bin", "abc", "def")
+
+
+def _tolerant(ctx, path: Path, data: bytes, old: str, new: str, span: bytes, written: bytes) -> ToolResult:
+    """Patch `old`, which matches `span` of `data` only tolerantly; all other bytes must stay as they were."""
+    path.write_bytes(data)
+    result = patch(ctx, path.name, old, new)
+    head, tail = data.split(span)
+    assert path.read_bytes() == head + written + tail
+    assert "tolerant" in result.content and result.details["tolerant"]
+    return result
+
+
+def test_tolerant_crlf_takes_the_files_line_endings(make_ctx, workspace):
+    data = b"keep  \r\nalpha\r\nbeta\r\ngamma\r\n\xe2\x80\x9ckept\xe2\x80\x9d\r\n"
+    _tolerant(make_ctx(), workspace / "w.txt", data, "alpha\nbeta\n", "ALPHA\nnew\nBETA\n",
+              b"alpha\r\nbeta\r\n", b"ALPHA\r\nnew\r\nBETA\r\n")
+
+
+def test_tolerant_curly_quotes_both_ways(make_ctx, workspace):
+    data = "x = “a”\nprint(‘hi’)\ny = ‘z’\n".encode()
+    _tolerant(make_ctx(), workspace / "q.py", data, "print('hi')", "print('bye')",
+              "print(‘hi’)".encode(), b"print('bye')")
+    _tolerant(make_ctx(), workspace / "r.py", b"say('hi')\nsay(\"x\")\n", "say(“x”)", "say(1)", b'say("x")', b"say(1)")
+
+
+def test_tolerant_nbsp_and_dashes(make_ctx, workspace):
+    data = "a\u00a0=\u00a01\u2009\nrange 1\u20132 \u2014 ok\nz\u00a0\n".encode()
+    _tolerant(make_ctx(), workspace / "n.txt", data, "a = 1 \nrange 1-2 - ok", "b = 2",
+              "a\u00a0=\u00a01\u2009\nrange 1\u20132 \u2014 ok".encode(), b"b = 2")
+
+
+def test_tolerant_trailing_spaces(make_ctx, workspace):
+    data = b"def f():   \n    return 1  \n\t\nother   \n"
+    _tolerant(make_ctx(), workspace / "t.py", data, "def f():\n    return 1\n", "def f():\n    return 2\n",
+              b"def f():   \n    return 1  \n", b"def f():\n    return 2\n")
+
+
+def test_tolerant_keeps_the_bom(make_ctx, workspace):
+    data = b"\xef\xbb\xbffirst\r\nsecond\r\nthird\r\n"
+    _tolerant(make_ctx(), workspace / "b.txt", data, "first\nsecond", "1st\n2nd", b"first\r\nsecond", b"1st\r\n2nd")
+    assert (workspace / "b.txt").read_bytes().startswith(b"\xef\xbb\xbf1st")
+
+
+def test_tolerant_full_width_forms(make_ctx, workspace):
+    data = "标题：１２\nrest（a， b）\n".encode()
+    _tolerant(make_ctx(), workspace / "f.txt", data, "标题:12", "标题:13", "标题：１２".encode(), "标题:13".encode())
+    _tolerant(make_ctx(), workspace / "g.txt", b"call(a, b)\n", "call（a， b）", "call(b)", b"call(a, b)", b"call(b)")
+
+
+def test_tolerant_match_must_be_unique_too(make_ctx, workspace):
+    (workspace / "u.txt").write_text("‘a’\n’a‘\nx ‛a’\n")
+    with pytest.raises(ToolError, match=r"3 places .*lines 1, 2, 3"):
+        patch(make_ctx(), "u.txt", "'a'", "b")
+
+
+def test_an_exact_match_wins_over_tolerant_ones(make_ctx, workspace):
+    (workspace / "e.txt").write_text("say(“hi”)\nsay(\"hi\")\n")
+    patch(make_ctx(), "e.txt", 'say("hi")', "done")
+    assert (workspace / "e.txt").read_text() == "say(“hi”)\ndone\n"
+
+
+def test_mode_is_kept(make_ctx, source):
+    source.chmod(0o751)
+    patch(make_ctx(), "app.py", "value_2 = 2", "value_2 = 22")
+    assert stat.S_IMODE(source.stat().st_mode) == 0o751
+    assert not [p for p in source.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_patch_through_an_inner_symlink_edits_the_target(make_ctx, source, workspace):
+    os.symlink(source, workspace / "alias.py")
+    patch(make_ctx(), "alias.py", "value_4 = 4", "value_4 = 44")
+    assert (workspace / "alias.py").is_symlink() and "value_4 = 44" in source.read_text()
+
+
+def test_outside_workspace_and_links_out_are_refused(make_ctx, workspace, tmp_path):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep me\n")
+    os.symlink(outside, workspace / "out.txt")
+    for path in (str(outside), "../outside.txt", "out.txt", "a/../../outside.txt"):
+        result = dispatch(make_ctx(), "file_patch", {"path": path, "old_content": "keep", "new_content": "lose"})
+        assert result.is_error and "workspace-confinement" in result.content, path
+    assert outside.read_text() == "keep me\n"
+
+
+def test_parallel_patches_are_serialised(make_ctx, workspace):
+    path = workspace / "slots.txt"
+    path.write_text("".join(f"slot {i:02d} = empty\n" for i in range(24)))
+    ctx = make_ctx()
+    file_read.run({"path": "slots.txt"}, ctx)  # stamps exist, so every patch also checks freshness
+    barrier = threading.Barrier(24)
+    results: list[ToolResult | Exception] = [None] * 24
+
+    def work(i: int) -> None:
+        barrier.wait()
+        try:
+            results[i] = patch(ctx, "slots.txt", f"slot {i:02d} = empty", f"slot {i:02d} = filled by {i}")
+        except Exception as e:
+            results[i] = e
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(24)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(isinstance(r, ToolResult) and not r.is_error for r in results), results
+    assert path.read_text() == "".join(f"slot {i:02d} = filled by {i}\n" for i in range(24))

@@ -1,0 +1,131 @@
+"""file_write on real files: the three modes, parent folders, atomic rename, modes kept, confinement."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from ga.dispatch import Dispatcher, ToolResult
+from ga.errors import ToolError
+from ga.protocols import ToolCall
+from tools import file_patch, file_read, file_write
+
+SPECS = [file_read.SPEC, file_patch.SPEC, file_write.SPEC]
+
+
+def dispatch(ctx, arguments: str | dict) -> ToolResult:
+    raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return Dispatcher(SPECS).dispatch([ToolCall(id="w1", name="file_write", arguments=raw)], ctx)[0]
+
+
+def write(ctx, path: str, content: str, mode: str | None = None) -> ToolResult:
+    args = {"path": path, "content": content} | ({"mode": mode} if mode else {})
+    return file_write.run(args, ctx)
+
+
+def leftovers(folder: Path) -> list[str]:
+    return [p.name for p in folder.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_create_makes_parent_folders(make_ctx, workspace):
+    result = write(make_ctx(), "docs/guide/intro.md", "# Intro\nHello\n")
+    assert (workspace / "docs/guide/intro.md").read_text() == "# Intro\nHello\n"
+    assert result.content == "Created docs/guide/intro.md (and folder docs/): 14 bytes, 2 lines."
+    assert result.details["created"] is True
+
+
+def test_overwrite_replaces_and_says_so(make_ctx, workspace):
+    (workspace / "a.txt").write_text("old content\n")
+    result = write(make_ctx(), "a.txt", "new")
+    assert (workspace / "a.txt").read_text() == "new"
+    assert result.content == "Overwrote a.txt (was 12 bytes): now 3 bytes, 1 line."
+
+
+def test_append_and_prepend(make_ctx, workspace):
+    ctx = make_ctx()
+    (workspace / "log.txt").write_text("middle\n")
+    appended = write(ctx, "log.txt", "end\n", "append")
+    prepended = write(ctx, "log.txt", "start\n", "prepend")
+    assert (workspace / "log.txt").read_text() == "start\nmiddle\nend\n"
+    assert appended.content == "Added 4 bytes (1 line) to the end of log.txt: now 11 bytes."
+    assert prepended.content == "Added 6 bytes (1 line) at the start of log.txt: now 17 bytes."
+
+
+def test_append_to_a_missing_file_creates_it(make_ctx, workspace):
+    result = write(make_ctx(), "new/list.txt", "one\n", "append")
+    assert (workspace / "new/list.txt").read_text() == "one\n" and result.content.startswith("Created")
+
+
+def test_writes_are_atomic_and_keep_the_mode(make_ctx, workspace):
+    path = workspace / "run.sh"
+    path.write_text("#!/bin/sh\n")
+    path.chmod(0o750)
+    ctx = make_ctx()
+    for mode in ("overwrite", "append", "prepend"):
+        write(ctx, "run.sh", "echo hi\n", mode)
+        assert stat.S_IMODE(path.stat().st_mode) == 0o750, mode
+    assert leftovers(workspace) == []
+
+
+def test_new_file_gets_the_umask_mode(make_ctx, workspace):
+    write(make_ctx(), "plain.txt", "x")
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert stat.S_IMODE((workspace / "plain.txt").stat().st_mode) == 0o666 & ~mask
+
+
+def test_unicode_and_crlf_are_written_exactly(make_ctx, workspace):
+    write(make_ctx(), "u.txt", "naïve “quotes”\r\nline\r\n")
+    assert (workspace / "u.txt").read_bytes() == "naïve “quotes”\r\nline\r\n".encode()
+
+
+def test_a_stray_surrogate_does_not_crash(make_ctx, workspace):
+    result = dispatch(make_ctx(), '{"path": "s.txt", "content": "half \\ud83d emoji"}')
+    assert not result.is_error and (workspace / "s.txt").read_bytes() == b"half ? emoji"
+
+
+def test_write_updates_the_stamp(make_ctx, workspace):
+    ctx = make_ctx()
+    write(ctx, "s.txt", "abc")
+    path = (workspace / "s.txt").resolve()
+    assert ctx.state["file_stamps"][str(path)] == [path.stat().st_mtime_ns, path.stat().st_size]
+
+
+def test_folder_path_is_an_error(make_ctx, workspace):
+    (workspace / "dir").mkdir()
+    with pytest.raises(ToolError, match="folder"):
+        write(make_ctx(), "dir", "x")
+
+
+def test_os_refusal_is_a_message_not_a_crash(make_ctx, workspace):
+    (workspace / "plain").write_text("a file, not a folder")
+    result = dispatch(make_ctx(), {"path": "plain/inner.txt", "content": "x"})
+    assert result.is_error and result.content.startswith("Could not write plain/inner.txt")
+
+
+def test_outside_workspace_is_refused(make_ctx, workspace, tmp_path):
+    (tmp_path / "target").mkdir()
+    os.symlink(tmp_path / "target", workspace / "escape")
+    for path in ("../evil.txt", str(tmp_path / "evil.txt"), "escape/evil.txt", "sub/../../evil.txt"):
+        result = dispatch(make_ctx(), {"path": path, "content": "x"})
+        assert result.is_error and "workspace-confinement" in result.content, path
+    assert not (tmp_path / "evil.txt").exists() and not (tmp_path / "target" / "evil.txt").exists()
+
+
+def test_bad_arguments_through_the_dispatcher(make_ctx, workspace):
+    ctx = make_ctx()
+    bad_mode = dispatch(ctx, {"path": "a.txt", "content": "x", "mode": "insert"})
+    assert bad_mode.is_error and "mode" in bad_mode.content
+    empty_path = dispatch(ctx, {"path": "", "content": "x"})
+    assert empty_path.is_error and "path" in empty_path.content
+    no_content = dispatch(ctx, {"path": "a.txt"})
+    assert no_content.is_error and "content" in no_content.content
+    extra = dispatch(ctx, {"path": "a.txt", "content": "x", "overwrite": True})
+    assert extra.is_error and "'overwrite'" in extra.content
+    assert not (workspace / "a.txt").exists()
+    as_string = dispatch(ctx, json.dumps(json.dumps({"path": "a.txt", "content": "x"})))
+    assert not as_string.is_error and (workspace / "a.txt").read_text() == "x"

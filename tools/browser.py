@@ -1,0 +1,330 @@
+"""The browser session shared by the web tools: one Chromium per run, driven by Playwright on one thread.
+
+Playwright's sync API only works on the thread that started it, while the dispatcher may call tools from
+worker threads; so every Playwright call is a job run on the session's own single thread (`session.call`).
+Tabs get short stable ids (t1, t2, ...). A crashed tab or browser is reopened and the model told.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ga.errors import ToolError
+
+if TYPE_CHECKING:
+    from playwright.sync_api import BrowserContext, Page
+
+    from ga.config import Settings
+    from ga.dispatch import ToolContext
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+               "--disable-component-update", "--disable-sync"]
+"""Work as root in containers; the background-networking flags stop Chromium flooding a closed network."""
+SYSTEM_BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+INSTALL_HINT = ("No Chromium browser found. Install one with `apt-get install chromium` (Debian/Ubuntu) or "
+                "`python -m playwright install chromium`, or set GA_BROWSER=/path/to/chrome, or "
+                "GA_BROWSER_CDP=http://127.0.0.1:9222 to use your own running Chrome.")
+CALL_TIMEOUT = 120.0
+_sessions_lock = threading.Lock()
+
+
+def locate_browser(env: dict[str, str], playwright_path: str | None,
+                   which: Callable[[str], str | None] = shutil.which) -> str | None:
+    """The executable to launch: GA_BROWSER, Playwright's own Chromium, then a system browser."""
+    if env.get("GA_BROWSER"):
+        path = env["GA_BROWSER"]
+        found = path if Path(path).is_file() else which(path)
+        if not found:
+            raise ToolError(f"GA_BROWSER={path} is not an executable. Fix it or unset it. {INSTALL_HINT}")
+        return found
+    if playwright_path and Path(playwright_path).is_file():
+        return playwright_path
+    return next((p for p in map(which, SYSTEM_BROWSERS) if p), None)
+
+
+def get_session(ctx: ToolContext) -> BrowserSession:
+    """The run's browser session, created on first use and closed with the run."""
+    with _sessions_lock:
+        session = ctx.resources.get("browser")
+        if session is None:
+            session = ctx.resources["browser"] = BrowserSession(ctx.settings, notice=ctx.ui.notice)
+        return session
+
+
+class BrowserSession:
+    """Owns Playwright, the browser context and the tabs. Public methods other than call/close run on its thread."""
+
+    def __init__(self, settings: Settings, notice: Callable[[str], None] | None = None,
+                 env: dict[str, str] | None = None):
+        self.settings = settings
+        self.env = dict(os.environ if env is None else env)
+        self.notice = notice or (lambda text: None)
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ga-browser")
+        self._thread: threading.Thread | None = None
+        self._pw: Any = None
+        self._browser: Any = None
+        self.context: BrowserContext | None = None
+        self.tabs: dict[str, Page] = {}
+        self.last_urls: dict[str, str] = {}
+        self.current: str | None = None
+        self.dialogs: list[dict] = []
+        self.notes: list[str] = []
+        self.inflight: dict[str, int] = {}
+        self.started_in = 0.0
+        self._crashed: set[str] = set()
+        self._opened: list[Page] = []
+        self._reserved_id: str | None = None
+        self._next_tab = 1
+        self._dead = False
+        self._closed = False
+
+    # -- threading ------------------------------------------------------------------------------------------
+    def call(self, fn: Callable[[BrowserSession], T], timeout: float = CALL_TIMEOUT) -> T:
+        """Run fn(session) on the session thread, from any thread; its exceptions propagate."""
+        if self._closed:
+            raise ToolError("The browser session is closed (the run has ended).")
+        if threading.current_thread() is self._thread:
+            return fn(self)
+        future = self._executor.submit(self._job, fn)
+        try:
+            return future.result(timeout)
+        except FutureTimeout:
+            raise ToolError(f"The browser did not answer within {timeout:.0f}s; the page may be hung. "
+                            "Try again, or open the page in a new tab with web_scan(url=...).") from None
+
+    def _job(self, fn: Callable[[BrowserSession], T]) -> T:
+        self._thread = threading.current_thread()
+        return fn(self)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        try:
+            if self._pw is not None:
+                self._executor.submit(_shutdown, self).result(30)
+        except Exception:
+            log.warning("closing the browser failed", exc_info=True)
+        self._closed = True
+        self._executor.shutdown(wait=False)
+
+    # -- browser lifecycle (session thread) ------------------------------------------------------------------
+    def ensure(self) -> None:
+        """Start the browser, or restart it after a crash (reopening the tabs at their last urls)."""
+        if self.context is not None and not self._dead:
+            return
+        restarting = self._dead
+        reopen = dict(self.last_urls) if restarting else {}
+        _shutdown(self, quiet=True)
+        self.tabs.clear()
+        self._start()
+        if restarting:
+            for page in list(self.tabs.values()):
+                _quietly(page.close)
+            for tab_id, url in reopen.items():
+                self._open(url, tab_id)
+            self._note(f"The browser had crashed and was restarted; tabs reopened: {', '.join(reopen) or 'none'}. "
+                       "Page state (forms, scroll) was lost.")
+
+    def _start(self) -> None:
+        started = time.perf_counter()
+        try:
+            from playwright.sync_api import sync_playwright
+        except ImportError:
+            raise ToolError("Playwright is not installed: run `pip install playwright`. " + INSTALL_HINT) from None
+        self._pw = sync_playwright().start()
+        chromium = self._pw.chromium
+        cdp = self.env.get("GA_BROWSER_CDP")
+        if cdp:
+            try:
+                self._browser = chromium.connect_over_cdp(cdp, timeout=10_000)
+            except Exception as e:
+                raise ToolError(f"Could not connect to Chrome at GA_BROWSER_CDP={cdp}: {e}. Start Chrome with "
+                                "--remote-debugging-port=9222, or unset GA_BROWSER_CDP.") from None
+            self.context = self._browser.contexts[0] if self._browser.contexts else self._browser.new_context()
+            how = f"connected to Chrome at {cdp}"
+        else:
+            executable = locate_browser(self.env, chromium.executable_path)
+            if executable is None:
+                raise ToolError(INSTALL_HINT)
+            self.context = self._launch(chromium, executable)
+            how = f"started {Path(executable).name} ({'headed' if self.settings.headed else 'headless'})"
+        self.context.on("page", self._adopt)
+        self.context.on("close", lambda _: self._mark_dead())
+        for page in self.context.pages:
+            self._adopt(page, make_current=False)
+        self._dead = False
+        self.started_in = time.perf_counter() - started
+        self.notice(f"browser: {how} in {self.started_in:.1f}s")
+
+    def _launch(self, chromium: Any, executable: str) -> BrowserContext:
+        options = {"executable_path": executable, "headless": not self.settings.headed, "args": LAUNCH_ARGS}
+        if self.settings.browser_profile:
+            profile = self.settings.home / "browser-profile"
+            profile.mkdir(parents=True, exist_ok=True)
+            try:
+                return chromium.launch_persistent_context(str(profile), **options)
+            except Exception as e:  # most often: another run holds the profile lock
+                log.info("persistent profile failed: %s", e)
+                self._note(f"The browser profile {profile} could not be used (in use by another run?); "
+                           "this run uses a fresh profile, so earlier logins are missing.")
+        self._browser = chromium.launch(**options)
+        return self._browser.new_context()
+
+    def _mark_dead(self) -> None:
+        if not self._closed:
+            self._dead = True
+
+    def _note(self, text: str) -> None:
+        self.notes.append(text)
+        self.notice(f"browser: {text}")
+
+    def take_notes(self) -> list[str]:
+        notes, self.notes = self.notes, []
+        return notes
+
+    # -- tabs (session thread) ---------------------------------------------------------------------------------
+    def _adopt(self, page: Page, make_current: bool = True) -> str:
+        known = next((t for t, p in self.tabs.items() if p is page), None)
+        if known:
+            return known
+        tab_id, self._reserved_id = self._reserved_id, None
+        if tab_id is None:
+            tab_id = f"t{self._next_tab}"
+            self._next_tab += 1
+        self.tabs[tab_id] = page
+        self.inflight[tab_id] = 0
+        page.set_default_timeout(15_000)
+        page.on("dialog", lambda dialog: self._answer(tab_id, dialog))
+        page.on("crash", lambda _: self._crashed.add(tab_id))
+        page.on("close", lambda _: self._forget(tab_id, page))
+        page.on("framenavigated", lambda frame: self._remember(tab_id, page, frame))
+        page.on("request", lambda _: self._count(tab_id, 1))
+        page.on("requestfinished", lambda _: self._count(tab_id, -1))
+        page.on("requestfailed", lambda _: self._count(tab_id, -1))
+        if make_current:
+            self.current = tab_id
+        return tab_id
+
+    def _count(self, tab_id: str, delta: int) -> None:
+        self.inflight[tab_id] = max(0, self.inflight.get(tab_id, 0) + delta)
+
+    def _remember(self, tab_id: str, page: Page, frame: Any) -> None:
+        if frame == page.main_frame and self.tabs.get(tab_id) is page:
+            self.last_urls[tab_id] = frame.url
+
+    def _forget(self, tab_id: str, page: Page) -> None:
+        if self.tabs.get(tab_id) is page:
+            del self.tabs[tab_id]
+            self.last_urls.pop(tab_id, None)
+            if self.current == tab_id:
+                self.current = next(reversed(self.tabs), None)
+
+    def _answer(self, tab_id: str, dialog: Any) -> None:
+        """Policy: accept alerts, confirms and leave-page prompts; a prompt() gets its default value."""
+        record = {"tab": tab_id, "type": dialog.type, "message": dialog.message[:500]}
+        try:
+            if dialog.type == "prompt":
+                dialog.accept(dialog.default_value)
+                record["answer"] = f"accepted with {dialog.default_value!r}"
+            else:
+                dialog.accept()
+                record["answer"] = "accepted"
+        except Exception as e:  # the page may already be gone
+            record["answer"] = f"could not answer ({e})"
+        self.dialogs.append(record)
+
+    def _open(self, url: str, tab_id: str | None = None) -> str:
+        self._reserved_id = tab_id
+        page = self.context.new_page()
+        self._opened.append(page)
+        tab_id = self._adopt(page)  # the context's page event usually adopted it already
+        self.current = tab_id
+        if url and url != "about:blank":
+            try:
+                page.goto(url, wait_until="domcontentloaded")
+            except Exception as e:
+                self._note(f"Reopening {url} in {tab_id} failed: {e}")
+        return tab_id
+
+    def page(self, tab: str | None = None, *, create: bool = True) -> tuple[str, Page]:
+        """The page of `tab` (default: the current tab), reopening a crashed one."""
+        self.ensure()
+        tab_id = tab or self.current
+        if tab_id is None or (tab is None and tab_id not in self.tabs):
+            if not create:
+                raise ToolError("No tab is open. Open a page with web_scan(url=...).")
+            return self._open("about:blank"), self.tabs[self.current]
+        if tab_id not in self.tabs:
+            known = ", ".join(self.tabs) or "none"
+            raise ToolError(f"No tab {tab_id!r} (open tabs: {known}). Use web_scan(tabs_only=true) to list them.")
+        page = self.tabs[tab_id]
+        if tab_id in self._crashed or page.is_closed():
+            url = self.last_urls.get(tab_id, "about:blank")
+            self._crashed.discard(tab_id)
+            self.tabs.pop(tab_id)
+            _quietly(page.close)
+            self._open(url, tab_id)
+            self._note(f"Tab {tab_id} had crashed and was reopened at {url}; its page state was lost.")
+            page = self.tabs[tab_id]
+        self.current = tab_id
+        return tab_id, page
+
+    def tab_list(self) -> list[dict]:
+        rows = []
+        for tab_id, page in self.tabs.items():
+            title = "(crashed)"
+            if tab_id not in self._crashed:
+                try:
+                    title = page.title()
+                except Exception:
+                    title = "(not responding)"
+            rows.append({"id": tab_id, "title": title, "url": page.url, "current": tab_id == self.current})
+        return rows
+
+    def settle(self, tab_id: str, page: Page, *, quiet: float = 0.1, limit: float = 1.5) -> None:
+        """Bounded wait until the tab has had no request in flight for `quiet` seconds."""
+        deadline, calm_since = time.monotonic() + limit, None
+        while time.monotonic() < deadline:
+            if self.inflight.get(tab_id, 0) == 0:
+                calm_since = calm_since or time.monotonic()
+                if time.monotonic() - calm_since >= quiet:
+                    return
+            else:
+                calm_since = None
+            page.wait_for_timeout(25)
+
+
+def _quietly(fn: Callable[[], object]) -> None:
+    try:
+        fn()
+    except Exception:
+        log.debug("ignored", exc_info=True)
+
+
+def _shutdown(session: BrowserSession, quiet: bool = False) -> None:
+    """Close what the session opened. A CDP-connected user browser is only disconnected, never closed."""
+    if session.env.get("GA_BROWSER_CDP"):
+        for page in session._opened:  # leave the user's own tabs alone
+            _quietly(page.close)
+    elif session.context is not None:
+        _quietly(session.context.close)
+    session._opened.clear()
+    if session._browser is not None:
+        _quietly(session._browser.close)
+    if session._pw is not None:
+        _quietly(session._pw.stop)
+    session.context, session._browser, session._pw = None, None, None
+    if not quiet:
+        session.tabs.clear()

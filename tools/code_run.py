@@ -1,0 +1,157 @@
+"""code_run: run a python or bash script — exact, bounded in time and output, guarded by the command policy."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from ga.dispatch import ToolContext, ToolResult, ToolSpec
+from ga.permissions import SideEffect
+from tools import process, run_hints, sandbox
+from tools.command_approval import check, script_cwd
+
+MAX_TIMEOUT = 600
+DEFAULT_TIMEOUT = 60
+TAIL_CHARS = 50_000
+TAIL_LINES = 2_000
+INLINE_LIMIT = 100_000
+"""Bash scripts up to this size run as `bash -c SCRIPT` (one argument may hold 128 KiB)."""
+RESERVED_CHARS = 600
+"""Room kept in the budget for the status line and the truncation header."""
+
+DESCRIPTION = (
+    "Run a python (default) or bash script in the workspace; returns the exit code and merged stdout+stderr. "
+    f"Stdin is closed. timeout: default {DEFAULT_TIMEOUT} s, max {MAX_TIMEOUT}, then the whole process tree is "
+    "killed. Long output: you get the last ~2,000 lines and the path of the full output. "
+    "Destructive commands may be refused or need approval.")
+
+PARAMETERS = {
+    "type": "object",
+    "properties": {
+        "script": {"type": "string", "description": "The code to run."},
+        "type": {"type": "string", "enum": ["python", "bash"], "default": "python"},
+        "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT, "default": DEFAULT_TIMEOUT},
+        "cwd": {"type": "string", "description": "Folder to run in, inside the workspace (default: its root)."},
+    },
+    "required": ["script"],
+    "additionalProperties": False,
+}
+
+
+def run(args: dict, ctx: ToolContext) -> ToolResult:
+    kind = args.get("type", "python")
+    timeout = min(int(args.get("timeout", DEFAULT_TIMEOUT)), MAX_TIMEOUT)
+    cwd = script_cwd(args, ctx)
+    marker = process.new_marker()
+    env = process.child_env(dict(os.environ), marker)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(cwd), env.get("PYTHONPATH", "")]))
+    log_path = ctx.run_dir / "outputs" / f"{ctx.call_id or marker}.log"
+    network = sandbox.network_allowed()
+    with _script_command(args["script"], kind) as (argv, files):
+        if ctx.settings.sandbox:
+            argv = sandbox.wrap(argv, workspace=ctx.workspace, cwd=cwd, read_only=files, network=network)
+        capture = process.OutputCapture(log_path, TAIL_CHARS, ctx.ui.live)
+        outcome = process.run(argv, cwd=cwd, env=env, timeout=timeout, capture=capture)
+    return _result(args, outcome, capture, ctx, timeout=timeout, network=network)
+
+
+@contextmanager
+def _script_command(script: str, kind: str) -> Iterator[tuple[list[str], list[Path]]]:
+    """The command that runs the script, and the temporary files it needs.
+
+    Python gets a temporary file, so tracebacks show its lines; bash gets the script inline
+    (`bash -c`; its errors still say `line N`) unless it is too long for one argument.
+    """
+    if kind == "bash" and len(script.encode()) < INLINE_LIMIT:
+        yield ["bash", "-c", script], []
+        return
+    fd, name = tempfile.mkstemp(prefix="ga-script-", suffix=".py" if kind == "python" else ".sh")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(script)
+        yield [sys.executable if kind == "python" else "bash", name], [Path(name)]
+    finally:
+        os.unlink(name)
+
+
+def _result(args: dict, outcome: process.Outcome, capture: process.OutputCapture, ctx: ToolContext, *,
+            timeout: int, network: bool) -> ToolResult:
+    kind = args.get("type", "python")
+    notes = run_hints.hints(capture.tail, outcome.exit_code if not outcome.killed else None,
+                            script=args["script"], kind=kind, sandbox=ctx.settings.sandbox)
+    notes = _run_notes(outcome, capture, ctx, timeout) + notes
+    hint_text = "\n".join(notes)
+    budget = max(1_000, min(TAIL_CHARS, ctx.output_budget) - RESERVED_CHARS - len(hint_text))
+    tail, lines = tail_lines(capture.tail, whole=capture.tail_is_whole, max_chars=budget, max_lines=TAIL_LINES)
+    truncated = len(tail) < capture.chars
+    if truncated:
+        capture.save()
+    parts = [_status(outcome, timeout)]
+    if truncated:
+        parts.append(f"[output truncated: showing the last {lines:,} of {capture.total_lines:,} lines "
+                     f"({len(tail):,} of {capture.chars:,} chars); full output: {capture.log_path} — "
+                     "read it with file_read]")
+    parts.append(tail.rstrip("\n") if capture.chars else "(no output)")
+    parts += notes
+    details = {"exit_code": outcome.exit_code, "elapsed": round(outcome.elapsed, 3), "killed": outcome.killed,
+               "lines": capture.total_lines, "chars": capture.chars, "sandbox": ctx.settings.sandbox,
+               "network": network if ctx.settings.sandbox else True, "survivors": outcome.survivors}
+    if truncated:
+        details["full_output"] = str(capture.log_path)
+    failed = bool(outcome.killed) or outcome.exit_code != 0
+    return ToolResult(content="\n".join(parts), details=details, is_error=failed)
+
+
+def _status(outcome: process.Outcome, timeout: int) -> str:
+    took = f"{outcome.elapsed:.2f} s"
+    if outcome.killed == "timeout":
+        return (f"[killed after {took}: the {timeout} s timeout was reached; the process and all its children "
+                f"were killed (exit code {outcome.exit_code})]")
+    if outcome.killed:
+        return (f"[interrupted by the user (Ctrl-C) after {took}; the process and all its children were killed "
+                f"(exit code {outcome.exit_code})]")
+    return f"[exit code {outcome.exit_code} · {took}]"
+
+
+def _run_notes(outcome: process.Outcome, capture: process.OutputCapture, ctx: ToolContext, timeout: int) -> list[str]:
+    notes = []
+    if outcome.killed == "timeout":
+        notes.append(f"hint: if it needs longer, raise timeout (max {MAX_TIMEOUT}), or start it in the background "
+                     "with its output sent to a file (`nohup cmd > out.log 2>&1 &`) and check on it later.")
+    if outcome.survivors:
+        notes.append(f"warning: processes {outcome.survivors} survived the kill.")
+    if outcome.pipe_left_open:
+        notes.append("note: background processes started by the script are still running and hold its output; "
+                     "send their output to a file (`cmd > out.log 2>&1 &`) so code_run returns at once.")
+    if ctx.settings.sandbox and capture.tail_is_whole:
+        hint = sandbox.failure_hint(capture.tail)
+        if hint:
+            notes.append(f"hint: {hint}")
+    return notes
+
+
+def tail_lines(text: str, *, whole: bool, max_chars: int, max_lines: int) -> tuple[str, int]:
+    """The last complete lines of `text` within max_chars and max_lines, and how many lines that is.
+
+    `whole` says that `text` starts at the start of the output. A single line longer than max_chars
+    is the one thing cut: its end is kept.
+    """
+    start = max(0, len(text) - max_chars)
+    cut = text[start:]
+    first_complete = (start == 0 and whole) or (start > 0 and text[start - 1] == "\n")
+    if not first_complete and "\n" in cut[:-1]:
+        cut = cut[cut.index("\n") + 1:]
+    ends_open = not cut.endswith("\n")
+    lines = cut.split("\n")
+    if not ends_open:
+        lines.pop()
+    lines = lines[-max_lines:]
+    return "\n".join(lines) + ("" if ends_open else "\n"), len(lines)
+
+
+SPEC = ToolSpec(name="code_run", description=DESCRIPTION, parameters=PARAMETERS,
+                side_effect=SideEffect.SYSTEM_CHANGE, run=run, check=check)

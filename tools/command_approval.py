@@ -1,0 +1,97 @@
+"""code_run's permission check: the command policy, then a human (on a terminal) or the policy file (autonomous).
+
+Policy file: GA_HOME/policy.json, read on each dangerous call. Deny by default; for example
+
+    {
+      "allow_rules": ["git-push-force", "package-removal"],
+      "allow_commands": ["git reset --hard*", "*sudo apt-get install *"]
+    }
+
+`allow_rules` names rule ids (as printed in refusals); `allow_commands` holds glob patterns (fnmatch:
+`*` matches anything, newlines too) matched against the whole script, leading and trailing blanks
+stripped. A script runs when each of its dangerous findings is allowed by a rule id, or when the script
+matches a pattern. The catastrophic tier is never allowed, by the file or by a human.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from pathlib import Path
+
+from ga.dispatch import ToolContext
+from ga.errors import PermissionDenied
+from tools.shell_policy import ASK, REFUSE, Decision, scan_script, worst
+
+POLICY_FILE = "policy.json"
+MAX_EDITS = 5
+
+
+def script_cwd(args: dict, ctx: ToolContext) -> Path:
+    """The folder to run in: the workspace, or `cwd` confined to it."""
+    if not args.get("cwd"):
+        return ctx.workspace
+    path = ctx.resolve(args["cwd"], write=True)
+    if not path.is_dir():
+        raise PermissionDenied(f"cwd {args['cwd']!r} is not a folder ({path}): give an existing folder "
+                               "inside the workspace, or leave cwd out to run in the workspace.")
+    return path
+
+
+def check(args: dict, ctx: ToolContext) -> dict:
+    """ToolSpec.check hook: returns the arguments to run (maybe edited by the human), or raises PermissionDenied."""
+    for _ in range(MAX_EDITS + 1):
+        found = scan_script(args["script"], args.get("type", "python"), workspace=ctx.workspace,
+                            home=Path.home(), cwd=script_cwd(args, ctx))
+        decision = worst(found)
+        if decision.verdict == REFUSE:
+            raise PermissionDenied(
+                f"Refused: {decision.reason} (rule: {decision.rule}; catastrophic, never run). "
+                "Nothing was run. Target only paths inside the workspace, or ask the user to do this themselves.")
+        if decision.verdict != ASK or ctx.settings.mode == "confirm":  # confirm mode: the human approved already
+            return args
+        if ctx.settings.autonomous or not ctx.interactive:
+            return _autonomous(args, found, ctx)
+        answer, text = ctx.ui.approve(f"code_run: {decision.reason} (rule: {decision.rule})", args["script"])
+        if answer == "approve":
+            return args
+        if answer != "edit":
+            raise PermissionDenied(
+                f"The user rejected this script: {decision.reason} (rule: {decision.rule}). Nothing was run. "
+                "Do it another way or ask the user how to proceed.")
+        args = {**args, "script": text}  # an edited script is checked again from the start
+    raise PermissionDenied("The script was edited too many times without being approved; nothing was run.")
+
+
+def _autonomous(args: dict, found: list[Decision], ctx: ToolContext) -> dict:
+    path = ctx.settings.home / POLICY_FILE
+    allow_rules, patterns = load_policy(path)
+    script = args["script"].strip()
+    if any(fnmatch.fnmatchcase(script, p) for p in patterns):
+        return args
+    blocked = [d for d in found if d.verdict == ASK and d.rule not in allow_rules]
+    if not blocked:
+        return args
+    d = blocked[0]
+    raise PermissionDenied(
+        f"Refused: {d.reason} (rule: {d.rule}; needs approval, and no human is at a terminal). Nothing was run. "
+        f"Do it another way; the user can allow it by adding \"{d.rule}\" to allow_rules in {path}.")
+
+
+def load_policy(path: Path) -> tuple[set[str], list[str]]:
+    """(allowed rule ids, allowed command patterns); nothing allowed when the file is missing."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return set(), []
+    except (OSError, ValueError) as e:
+        raise PermissionDenied(f"The command policy file {path} cannot be read ({e}); dangerous commands are "
+                               "refused until it is fixed. Do it another way.") from None
+    if not isinstance(data, dict):
+        raise PermissionDenied(f"The command policy file {path} must hold a JSON object; dangerous commands "
+                               "are refused until it is fixed.")
+    rules = data.get("allow_rules", [])
+    patterns = data.get("allow_commands", [])
+    if not all(isinstance(x, str) for x in [*rules, *patterns]):
+        raise PermissionDenied(f"allow_rules and allow_commands in {path} must be lists of strings.")
+    return set(rules), list(patterns)

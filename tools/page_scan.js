@@ -1,0 +1,363 @@
+// Layout analysis inside the page, for web_scan. Evaluated as a function: (opts) => scan.
+// Pass 1 measures what is visible and scores text blocks (Readability-like: long, link-poor text).
+// Main content = the smallest element holding most of that score; a centred modal dialog wins.
+// Pass 2 serialises each region compactly: text, headings, tables, interactive elements with refs ($ga(N)),
+// long repeated lists folded (always outside main; inside main only if web_scan needs the room).
+(opts) => {
+  const textOnly = !!opts.textOnly, started = performance.now();
+  const G = window.__ga || (window.__ga = { next: 1, refs: new Map() });
+  window.$ga = (n) => G.refs.get(+n) || document.querySelector(`[data-ga="${n}"]`);
+  const SKIP = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK', 'svg', 'SVG', 'CANVAS',
+    'OBJECT', 'EMBED', 'PARAM', 'SOURCE', 'TRACK', 'MAP', 'IMG', 'PICTURE', 'VIDEO', 'AUDIO', 'HR', 'WBR', 'math']);
+  const NEG = /(^|[-_\s])(nav|navbar|navigation|menu|menus|sidebar|side-bar|footer|foot|masthead|header|breadcrumbs?|comments?|disqus|share|sharing|social|related|recommended|recirc|promo|sponsor(ed)?|banner|cookies?|consent|gdpr|newsletter|subscribe|signup|popup|modal|outbrain|taboola|widget|skip|pagination|pager|toolbar|tags|byline-share)([-_\s]|$)/i;
+  const POS = /(^|[-_\s])(article|body|content|entry|hentry|main|post|text|story|blog)([-_\s]|$)/i;
+  const AD = /(^|[-_\s])(ad|ads|adv|advert|advertisement|adsense|adslot|ad-slot|dfp|gpt-ad|sponsored-links)([-_\s0-9]|$)/i;
+  const LANDMARK = { NAV: 'nav', ASIDE: 'aside', FOOTER: 'footer', HEADER: 'header' };
+  const ROLES = { navigation: 'nav', complementary: 'aside', contentinfo: 'footer', banner: 'header', search: 'search' };
+  const CLICK_ROLES = /^(button|link|tab|menuitem|menuitemcheckbox|menuitemradio|option|switch|checkbox|radio|treeitem)$/;
+  const info = new Map(), fixed = [];
+  const sx = scrollX, sy = scrollY;
+  const docW = Math.max(document.documentElement.scrollWidth, innerWidth);
+
+  const kids = (n) => {
+    if (n.shadowRoot) return n.shadowRoot.childNodes;
+    if (n.tagName === 'SLOT') { const a = n.assignedNodes({ flatten: true }); return a.length ? a : n.childNodes; }
+    if (n.tagName === 'IFRAME') { try { const b = n.contentDocument && n.contentDocument.body; return b ? [b] : []; } catch (e) { return []; } }
+    return n.childNodes;
+  };
+  const sig = (el) => `${typeof el.className === 'string' ? el.className : ''} ${el.id || ''}`;
+  const clean = (s) => s.replace(/\s+/g, ' ');
+  const cut = (s, n) => (s.length > n ? s.slice(0, n - 1) + '…' : s);
+
+  function hidden(el, st, r, clip) {
+    if (st.display === 'none' || st.visibility === 'hidden' || st.visibility === 'collapse') return true;
+    if (st.display === 'contents') return false;
+    if (+st.opacity === 0 || el.getAttribute('aria-hidden') === 'true' || el.inert) return true;
+    const flat = r.width < 2 || r.height < 2;
+    if (flat && (st.overflow !== 'visible' || (r.width === 0 && r.height === 0 && !el.firstElementChild))) return true;
+    if (r.right + sx <= 0 || r.bottom + sy <= 0 || r.left + sx >= docW) return true;  // parked off-screen
+    return !!clip && st.position !== 'fixed' && (r.right <= clip.left || r.left >= clip.right);  // carousel slides
+  }
+
+  function boiler(el, st) {
+    const role = el.getAttribute('role');
+    if (ROLES[role]) return ROLES[role];
+    if (LANDMARK[el.tagName] && !(el.tagName === 'HEADER' && el.closest('article, main'))) return LANDMARK[el.tagName];
+    const s = sig(el);
+    if (AD.test(s) && !POS.test(s)) return 'ad';
+    const m = NEG.exec(s);
+    if (m && !POS.test(s) && !/^(BODY|MAIN|ARTICLE|A|BUTTON|LI|LABEL|INPUT|SELECT|TEXTAREA)$/.test(el.tagName)
+        && !st.display.startsWith('inline')) return m[2].toLowerCase().replace(/s$/, '');
+    return null;
+  }
+
+  // Pass 1: visibility and text scores. `inl` counts inline text up to the nearest block boundary.
+  function measure(el, inLink, inBoiler, clip, view) {
+    const st = view.getComputedStyle(el), r = el.getBoundingClientRect();
+    if (hidden(el, st, r, clip)) { info.set(el, null); return null; }
+    const block = !st.display.startsWith('inline') && st.display !== 'contents';
+    const isLink = inLink || el.tagName === 'A';
+    const kind = boiler(el, st);
+    const bp = inBoiler || !!kind;
+    if (st.position === 'fixed' || st.position === 'sticky') fixed.push(el);
+    const innerClip = st.overflowX !== 'visible' && el !== document.body ? r : clip;
+    const rec = { st, r, block, kind, chars: 0, link: 0, score: 0, inl: 0, inlLink: 0 };
+    for (const k of kids(el)) {
+      if (k.nodeType === 3) {
+        const n = clean(k.data).trim().length;
+        rec.chars += n; rec.inl += n;
+        if (isLink) { rec.link += n; rec.inlLink += n; }
+      } else if (k.nodeType === 1 && !SKIP.has(k.tagName)) {
+        const c = measure(k, isLink, bp, innerClip, el.tagName === 'IFRAME' ? el.contentWindow : view);
+        if (!c) continue;
+        rec.chars += c.chars; rec.link += c.link; rec.score += c.score;
+        if (!c.block) { rec.inl += c.inl; rec.inlLink += c.inlLink; }
+      }
+    }
+    if ((block || /^(P|TD|PRE|LI|BLOCKQUOTE|DD)$/.test(el.tagName)) && rec.inl >= 20 && !bp
+        && rec.inlLink < rec.inl * 0.5) rec.score += rec.inl - rec.inlLink;
+    info.set(el, rec);
+    return rec;
+  }
+
+  const body = document.body;
+  if (!body) return { title: document.title, url: location.href, regions: [], stats: {} };
+  measure(body, false, false, null, window);
+
+  function findMain() {
+    const total = (info.get(body) || {}).score || 0;
+    let node = body;
+    while (total > 0) {
+      let best = null, bs = 0;
+      for (const k of kids(node)) {
+        const s = k.nodeType === 1 && info.get(k) ? info.get(k).score : 0;
+        if (s > bs) { best = k; bs = s; }
+      }
+      if (!best || bs < 0.8 * total) break;
+      node = best;
+    }
+    return node;
+  }
+
+  function findModal() {
+    const hit = document.elementFromPoint(innerWidth / 2, innerHeight / 2);
+    let outer = null;
+    for (let el = hit; el && el !== body; el = el.parentElement || (el.getRootNode() || {}).host) {
+      if (el.tagName === 'DIALOG' || /^(dialog|alertdialog)$/.test(el.getAttribute('role') || '')) return el;
+      if (info.get(el) && info.get(el).st.position === 'fixed') outer = el;
+    }
+    return outer && info.get(outer).chars > 0 && outer.getBoundingClientRect().top > -5 ? outer : null;
+  }
+
+  const main = findMain(), modal = findModal();
+  const overlays = new Set(fixed.filter((el) => el !== modal && info.get(el) && info.get(el).chars > 0
+    && !(modal && modal.contains(el)) && !fixed.some((o) => o !== el && o.contains(el))
+    && (/cookie|consent|gdpr|privacy|popup|modal|overlay|dialog|toast|notice|alert/i.test(sig(el) + ' ' + (el.getAttribute('role') || ''))
+        || /cookie/i.test((el.textContent || '').slice(0, 400)))));
+
+  const ref = (el) => {
+    if (textOnly) return '';
+    let n = +el.getAttribute('data-ga');
+    if (!n || (G.refs.get(n) && G.refs.get(n) !== el)) { n = G.next++; el.setAttribute('data-ga', n); }
+    G.refs.set(n, el);
+    return n;
+  };
+
+  // Pass 2: serialisation.
+  const regions = [];
+  let cur = null, buf = '', prefix = '', capture = 0, ads = 0;
+  // Per level (0 main/dialog/overlay, 1 rest of the page, 2 header/nav, 3 other boilerplate):
+  const TEXT_CUT = [1e9, 1e9, 100, 60], LABEL_CUT = [160, 160, 60, 40], KEEP = [5, 5, 4, 3], LINK_CAP = [1e9, 1e9, 1e9, 6];
+  const IMPORTANCE = { dialog: 0, overlay: 1, main: 2, search: 3, page: 4, header: 5, nav: 5, menu: 5, footer: 7 };
+
+  function flush() {
+    if (capture) { buf += ' '; return; }
+    for (const line of buf.split('\n')) {
+      const t = cur.pre ? line.replace(/\s+$/, '').replace(/(\S) {3,}/g, '$1  ') : line.replace(/ {2,}/g, ' ').trim();
+      if (t.trim()) cur.parts.push(prefix + t);
+    }
+    buf = '';
+  }
+  const add = (s) => { buf += s; };
+  const inline = (s) => { if (buf && !/[\s([]$/.test(buf)) buf += ' '; buf += s; };
+
+  function label(el) {
+    const a = el.getAttribute('aria-label') || el.getAttribute('title') || '';
+    let t = clean(el.innerText || el.textContent || '').trim();
+    if (!t) {
+      const img = el.querySelector && el.querySelector('img[alt]');
+      t = a || (img && img.alt) || el.getAttribute('value') || el.getAttribute('placeholder') || '';
+      if (!t && el.href) t = shortUrl(el.href);
+    }
+    return cut(clean(t).trim(), LABEL_CUT[cur.level]);
+  }
+  function shortUrl(u) {
+    try {
+      const url = new URL(u, location.href);
+      if (url.protocol === 'data:' || url.protocol === 'blob:') return url.protocol;
+      for (const k of [...url.searchParams.keys()]) if (/^(utm_|fbclid|gclid|mc_|ref$|ref_)/.test(k)) url.searchParams.delete(k);
+      const s = url.origin === location.origin ? url.pathname + url.search + url.hash : url.href.replace(/^https?:\/\//, '');
+      return cut(s, 60);
+    } catch (e) { return cut(u, 60); }
+  }
+
+  function control(el) {
+    const tag = el.tagName, type = (el.getAttribute('type') || '').toLowerCase();
+    const attrs = [];
+    const put = (k, v) => { if (v) attrs.push(`${k}=${/[\s"\]]/.test(v) ? JSON.stringify(cut(v, 60)) : cut(v, 60)}`); };
+    let head;
+    if (tag === 'SELECT') {
+      const opts = [...el.options].map((o) => cut(clean(o.text).trim(), 40) + (o.selected ? '*' : ''));
+      head = `select${el.multiple ? ' multiple' : ''}`;
+      put('name', el.name);
+      attrs.push('options: ' + opts.slice(0, 8).join(', ') + (opts.length > 8 ? ` (+${opts.length - 8})` : ''));
+    } else if (tag === 'BUTTON' || (tag === 'INPUT' && /^(submit|button|reset|image)$/.test(type))) {
+      return `[button: ${label(el) || type}]#${ref(el)}${el.disabled ? ' (disabled)' : ''}`;
+    } else if (type === 'checkbox' || type === 'radio') {
+      head = `${type}${el.checked ? ' checked' : ''}`;
+      put('name', el.name); put('value', el.value !== 'on' ? el.value : '');
+    } else {
+      head = tag === 'TEXTAREA' ? 'textarea' : `input${type && type !== 'text' ? ' ' + type : ''}`;
+      put('name', el.name || el.id); put('placeholder', el.placeholder); put('label', el.getAttribute('aria-label'));
+      put('value', type === 'password' && el.value ? '••••' : el.value);
+    }
+    if (el.disabled) attrs.push('disabled');
+    if (el.required) attrs.push('required');
+    return `[${[head, ...attrs].join(' ')}]#${ref(el)}`;
+  }
+
+  // Repeated items worth folding: element children alike in tag and class, no loose text between them,
+  // not prose; in the main content only link-rich lists (feeds, menus, results), never paragraphs.
+  const PROSE = /^(P|BR|H[1-6]|PRE|BLOCKQUOTE|FIGURE|IMG|B|I|EM|STRONG|FONT|SPAN|SUP|SUB|CODE|SMALL)$/;
+  function similarChildren(el, min) {
+    const items = [...el.children].filter((k) => info.get(k));
+    if (items.length < min) return null;
+    let loose = 0;
+    for (const k of el.childNodes) if (k.nodeType === 3) loose += k.data.trim().length;
+    if (loose > 20) return null;
+    const counts = new Map();
+    for (const k of items) { const s = k.tagName + '.' + (k.classList ? k.classList[0] || '' : ''); counts.set(s, (counts.get(s) || 0) + 1); }
+    const [top, n] = [...counts.entries()].sort((a, b) => b[1] - a[1])[0];
+    if (n < 0.7 * items.length || PROSE.test(top.split('.')[0])) return null;
+    const rec = info.get(el);
+    if (cur.level < 2 && (rec.link < 0.3 * rec.chars || rec.chars > 600 * items.length)) return null;
+    return items.some((k) => k.contains(main) || (modal && k.contains(modal))) ? null : items;
+  }
+
+  function renderList(el, items) {
+    const keep = KEEP[cur.level];
+    flush();
+    for (const k of items.slice(0, keep)) { walk(k); if (buf.length > 60) flush(); }
+    flush();
+    const n = ref(el) || 0, tail = items.slice(keep);
+    const sel = `document.querySelectorAll('[data-ga="${n}"] > ${items[keep].tagName.toLowerCase()}')`;
+    const note = `(… ${tail.length} more similar items hidden; all ${items.length}: ${sel})`;
+    if (cur.level >= 2) { cur.parts.push(note); cur.folded += tail.length; tail.forEach(countRefs); return; }
+    const mark = cur.parts.length;
+    for (const k of tail) { walk(k); if (buf.length > 60) flush(); }
+    flush();
+    const rest = cur.parts.splice(mark).map((p) => (typeof p === 'string' ? p : p.rest.join('\n')));
+    cur.parts.push({ rest, note: textOnly ? `(… ${tail.length} more similar items hidden)` : note });
+  }
+  function countRefs(el) {
+    if (textOnly) return;
+    for (const x of el.querySelectorAll('a[href], button, input, select, textarea')) if (info.get(x)) cur.refs.push(ref(x));
+  }
+
+  function renderTable(el) {
+    const rows = [...el.rows].filter((r) => info.get(r));
+    const layout = el.getAttribute('role') === 'presentation' || el.querySelector('table') || rows.length < 2
+      || rows.some((r) => [...r.cells].some((c) => (info.get(c) || {}).chars > 400));
+    if (layout) return false;
+    flush();
+    const body = el.tBodies[0];
+    const items = body && similarChildren(body, cur.level >= 2 ? 8 : 12);
+    const renderRow = (r) => {
+      const cells = [];
+      capture++;
+      for (const c of r.cells) { if (!info.get(c)) continue; buf = ''; walk(c); cells.push(buf.replace(/\s+/g, ' ').trim()); }
+      capture--;
+      buf = cells.join(' | ');
+      flush();
+    };
+    if (el.caption && info.get(el.caption)) { walk(el.caption); flush(); }
+    const split = items ? new Set(items) : null;
+    const folded = [];
+    for (const r of rows) {
+      if (split && split.has(r) && items.indexOf(r) >= KEEP[cur.level]) folded.push(r); else renderRow(r);
+    }
+    if (folded.length) {
+      const n = ref(body) || 0, note = `(… ${folded.length} more rows hidden: document.querySelectorAll('[data-ga="${n}"] > tr'))`;
+      if (cur.level >= 2) { cur.parts.push(note); cur.folded += folded.length; folded.forEach(countRefs); return true; }
+      const mark = cur.parts.length;
+      folded.forEach(renderRow);
+      cur.parts.push({ rest: cur.parts.splice(mark), note: textOnly ? `(… ${folded.length} more rows hidden)` : note });
+    }
+    return true;
+  }
+
+  function regionKind(el) {
+    if (el === modal) return 'dialog';
+    if (overlays.has(el)) return 'overlay';
+    if (el === main) return 'main';
+    const rec = info.get(el);
+    if (!rec || !rec.kind || cur.level >= 2) return null;  // no regions nested in boilerplate
+    return rec.kind === 'header' && main.contains(el) && main !== body ? null : rec.kind;
+  }
+
+  function enter(el, kind) {
+    flush();
+    const saved = [cur, prefix], rec = info.get(el);
+    if (kind === 'ad') { ads++; return; }
+    const name = el.getAttribute('aria-label') || (el.querySelector('h1,h2,h3') || {}).textContent || '';
+    const level = /^(main|dialog|overlay)$/.test(kind) ? 0 : /^(header|nav|menu|search)$/.test(kind) ? 2 : 3;
+    cur = { el, kind, level, label: cut(clean(name).trim(), 50), ref: ref(el), parts: [], refs: [], folded: 0, links: 0,
+      pre: false, covered: !!modal && kind !== 'dialog', chars: rec.chars, importance: IMPORTANCE[kind] ?? 6 };
+    regions.push(cur);
+    prefix = '';
+    interactiveOrBlock(el, rec);
+    flush();
+    if (cur.links > LINK_CAP[cur.level]) cur.parts.push(`(+${cur.links - LINK_CAP[cur.level]} more links: $ga(${cur.ref}).querySelectorAll('a'))`);
+    [cur, prefix] = saved;
+  }
+
+  function clickable(el, rec) {
+    const role = el.getAttribute('role') || '';
+    if (CLICK_ROLES.test(role)) return role;
+    if (el.hasAttribute('onclick') || el.isContentEditable && !el.parentElement.isContentEditable) return el.isContentEditable ? 'editable' : 'clickable';
+    const parent = el.parentElement && info.get(el.parentElement);
+    return rec.st.cursor === 'pointer' && parent && parent.st.cursor !== 'pointer' && rec.chars < 80 && rec.chars > 0 ? 'clickable' : '';
+  }
+
+  function walk(node) {
+    if (node.nodeType === 3) {
+      const t = cur.pre ? node.data : clean(node.data);
+      add(cut(t, TEXT_CUT[cur.level]));
+      return;
+    }
+    if (node.nodeType !== 1 || SKIP.has(node.tagName)) return;
+    const rec = info.get(node);
+    if (!rec) return;
+    const kind = regionKind(node);
+    if (kind && node !== cur.el) enter(node, kind); else interactiveOrBlock(node, rec);
+  }
+
+  function interactiveOrBlock(el, rec) {
+    const tag = el.tagName;
+    if (tag === 'A' && (el.hasAttribute('href') || el.hasAttribute('onclick'))) {
+      const l = label(el);
+      if (textOnly) inline(l);
+      else if (l && ++cur.links <= LINK_CAP[cur.level]) { inline(`[${l}]#${ref(el)}${covered(el, rec)}`); cur.refs.push(+el.dataset.ga); }
+      return;
+    }
+    if (/^(BUTTON|INPUT|SELECT|TEXTAREA)$/.test(tag)) {
+      if (!textOnly && (tag !== 'INPUT' || el.type !== 'hidden')) { inline(control(el) + covered(el, rec)); cur.refs.push(+el.dataset.ga); }
+      return;
+    }
+    if (tag === 'BR') { flush(); return; }
+    if (tag === 'IFRAME' && !kids(el).length) {
+      if (!textOnly && rec.r.width * rec.r.height >= 40000) inline(`[iframe ${shortUrl(el.src).split('/')[0]} (other site, unreadable)]#${ref(el)}`);
+      return;
+    }
+    const role = !textOnly && clickable(el, rec);
+    if (role && rec.chars < 200) { inline(`[${role}: ${label(el)}]#${ref(el)}${covered(el, rec)}`); cur.refs.push(+el.dataset.ga); return; }
+    if (tag === 'TABLE' && renderTable(el)) return;
+    const h = /^H([1-6])$/.exec(tag);
+    const block = rec.block || h || tag === 'LI';
+    if (block) flush();
+    const savedPrefix = prefix, savedPre = cur.pre;
+    if (h) prefix = '#'.repeat(+h[1]) + ' ';
+    else if (tag === 'LI' && !capture) prefix = '- ';
+    if (tag === 'PRE' || /^pre/.test(rec.st.whiteSpace)) cur.pre = true;
+    if (rec.st.display.startsWith('inline-')) inline('');
+    const items = similarChildren(el, cur.level >= 2 ? 8 : 12);
+    if (items && !capture) renderList(el, items); else for (const k of kids(el)) walk(k);
+    if (block) flush();
+    prefix = savedPrefix; cur.pre = savedPre;
+  }
+
+  function covered(el, rec) {
+    if (modal || textOnly) return '';
+    const r = rec.r;
+    if (r.bottom < 0 || r.top > innerHeight || r.right < 0 || r.left > innerWidth) return '';
+    const root = el.getRootNode(), doc = root.elementFromPoint ? root : document;
+    const hit = doc.elementFromPoint(Math.min(innerWidth - 1, r.left + r.width / 2), Math.min(innerHeight - 1, r.top + r.height / 2));
+    if (!hit || el.contains(hit) || hit.contains(el)) return '';
+    for (const o of overlays) if (o.contains(hit)) return ` (covered by #${ref(o)})`;
+    return '';
+  }
+
+  cur = { kind: 'page', level: 1, label: '', ref: textOnly ? '' : ref(body), parts: [], refs: [], folded: 0, links: 0,
+    pre: false, covered: !!modal, chars: info.get(body).chars, importance: 4, el: body };
+  regions.push(cur);
+  if (main === body) Object.assign(cur, { kind: 'main', level: 0, importance: 2 });
+  for (const k of kids(body)) walk(k);
+  flush();
+
+  const out = regions.filter((r) => r.parts.length).map(({ el, level, links, pre, ...r }) => r);
+  return {
+    title: document.title, url: location.href, modal: !!modal,
+    regions: out,
+    stats: { ms: Math.round(performance.now() - started), elements: info.size, ads },
+  };
+}

@@ -1,0 +1,264 @@
+"""Run a program for code_run: its own session, bounded time, merged output captured to a file, tree killing.
+
+Memory stays bounded however much the program prints: output goes to a log file as it arrives and
+only a tail (a few times the model's budget) is kept in memory.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import re
+import selectors
+import signal
+import subprocess
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+import psutil
+
+READ_CHUNK = 64 * 1024
+EXIT_GRACE = 2.0
+"""Seconds to keep reading after the program exits, while background children still hold the output pipe."""
+LIVE_INTERVAL = 0.05
+LIVE_MAX_CHARS = 8_000
+"""Live terminal output per refresh: a flood is shown as its latest part, not scrolled through in full."""
+MARKER = "GA_CODE_RUN"
+"""Environment variable set in every child: finds descendants that escaped the process group."""
+
+_CREDENTIAL = re.compile(r"^(OPENAI|ANTHROPIC|AZURE_OPENAI|AZURE)_|(^|_)(API_?KEY|KEY|TOKEN|SECRET|ACCESS_KEY|"
+                         r"PRIVATE_KEY|CREDENTIALS?)(_|$)|PASSWORD|PASSWD", re.IGNORECASE)
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[P^_][^\x1b]*\x1b\\|"
+                      r"\x1b[ -/]*[0-~]|\x9b[0-?]*[ -/]*[@-~]")
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def child_env(environ: dict[str, str], marker: str) -> dict[str, str]:
+    """The environment for child code: no credentials, unbuffered Python (keeps stdout/stderr in order)."""
+    env = {k: v for k, v in environ.items() if not _CREDENTIAL.search(k)}
+    env.update(PYTHONUNBUFFERED="1", **{MARKER: marker})
+    return env
+
+
+def sanitize(text: str) -> str:
+    """Terminal noise out: ANSI escapes stripped, \\r\\n and lone \\r as \\n, other control characters as �."""
+    text = _ESCAPES.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
+    return _CONTROLS.sub("\ufffd", text)
+
+
+class OutputCapture:
+    """Takes raw output chunks: decodes, sanitises, appends to the log file, streams live, keeps a tail."""
+
+    def __init__(self, log_path: Path, tail_chars: int, live: Callable[[str], None] | None = None):
+        self.log_path = log_path
+        self.log: TextIO | None = None
+        """Opened once the output outgrows the tail: small outputs never touch the disk."""
+        self.tail_cap = 2 * tail_chars
+        self.tail = ""
+        self.chars = 0
+        self.lines = 0
+        self.ends_with_newline = True
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._held = ""
+        self._live = live
+        self._live_text = ""
+        self._live_cut = False
+        self._live_at = 0.0
+
+    def feed(self, data: bytes, final: bool = False) -> None:
+        text = self._held + self._decoder.decode(data, final)
+        self._held = "" if final else _unfinished_suffix(text)
+        if self._held:
+            text = text[: -len(self._held)]
+        text = sanitize(text)
+        if not text:
+            return
+        if self.log is None and self.chars + len(text) > self.tail_cap:
+            self.save()
+        if self.log is not None:
+            self.log.write(text)
+        self.chars += len(text)
+        self.lines += text.count("\n")
+        self.ends_with_newline = text.endswith("\n")
+        self.tail = (self.tail + text)[-self.tail_cap:]
+        self._stream(text, final)
+
+    def save(self) -> Path:
+        """Start the log file with what came so far (the tail still holds all of it)."""
+        if self.log is None:
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            self.log = self.log_path.open("w", encoding="utf-8", newline="")
+            self.log.write(self.tail)
+        return self.log_path
+
+    def close(self) -> None:
+        self.feed(b"", final=True)
+        self._stream("", True)
+        if self.log is not None:
+            self.log.close()
+
+    @property
+    def total_lines(self) -> int:
+        return self.lines + (0 if self.ends_with_newline or not self.chars else 1)
+
+    @property
+    def tail_is_whole(self) -> bool:
+        return self.chars == len(self.tail)
+
+    def _stream(self, text: str, force: bool) -> None:
+        if self._live is None:
+            return
+        self._live_text += text
+        if len(self._live_text) > LIVE_MAX_CHARS:
+            self._live_text, self._live_cut = self._live_text[-LIVE_MAX_CHARS:], True
+        now = time.monotonic()
+        if self._live_text and (force or now - self._live_at >= LIVE_INTERVAL):
+            self._live(("…\n" if self._live_cut else "") + self._live_text)
+            self._live_text, self._live_cut, self._live_at = "", False, now
+
+
+def _unfinished_suffix(text: str) -> str:
+    """A trailing \\r or half an escape sequence waits for the next chunk."""
+    if text.endswith("\r"):
+        return "\r"
+    i = text.rfind("\x1b")
+    if i >= 0 and len(text) - i < 64 and not _ESCAPES.match(text, i):
+        return text[i:]
+    return ""
+
+
+@dataclass(kw_only=True)
+class Outcome:
+    exit_code: int | None
+    elapsed: float
+    killed: str = ""
+    """"" when the program ended by itself; otherwise "timeout" or "interrupted"."""
+    survivors: list[int] = field(default_factory=list)
+    """Pids still alive after the tree was killed (should be empty)."""
+    pipe_left_open: bool = False
+    """Background processes kept the output pipe open after the program ended; they were left running."""
+
+
+def run(argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float, capture: OutputCapture) -> Outcome:
+    """Run argv in a new session, stdin closed, stdout+stderr merged into `capture`, killed as a tree on timeout."""
+    started = time.monotonic()
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True, bufsize=0)
+    killed, open_pipe = "", False
+    try:
+        killed, open_pipe = _pump(proc, capture, started + timeout)
+    except KeyboardInterrupt:  # Ctrl-C stops the program (not the agent): the model hears it was interrupted
+        killed = "interrupted"
+    finally:
+        survivors = kill_tree(proc.pid, env.get(MARKER, "")) if killed else []
+        proc.stdout.close()
+        capture.close()
+    exit_code = proc.wait() if killed or proc.poll() is not None else None
+    return Outcome(exit_code=exit_code, elapsed=time.monotonic() - started, killed=killed,
+                   survivors=survivors, pipe_left_open=open_pipe)
+
+
+def _pump(proc: subprocess.Popen, capture: OutputCapture, deadline: float) -> tuple[str, bool]:
+    """Copy output until EOF; returns (why it was killed or "", whether the pipe was left open)."""
+    fd = proc.stdout.fileno()
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        exited_at = None
+        while True:
+            now = time.monotonic()
+            if now >= deadline:
+                return "timeout", False
+            if exited_at is None and proc.poll() is not None:
+                exited_at = now
+            if exited_at is not None and now - exited_at > EXIT_GRACE:
+                return "", True
+            if selector.select(min(deadline - now, 0.1)):
+                data = os.read(fd, READ_CHUNK)
+                if not data:
+                    break
+                capture.feed(data)
+    return ("" if _wait_exit(proc, deadline) else "timeout"), False
+
+
+def _wait_exit(proc: subprocess.Popen, deadline: float) -> bool:
+    """Wait for the exit until the deadline; False if it is still running (it closed its output but went on)."""
+    if proc.poll() is not None:
+        return True
+    try:  # a pidfd wakes us the moment it exits; Popen.wait(timeout) polls with sleeps (~1 ms lost per run)
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        pidfd = None
+    if pidfd is not None:
+        with selectors.DefaultSelector() as selector:
+            selector.register(pidfd, selectors.EVENT_READ)
+            selector.select(max(0.0, deadline - time.monotonic()))
+        os.close(pidfd)
+    try:
+        proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        return False
+    return True
+
+
+def kill_tree(pid: int, marker: str) -> list[int]:
+    """SIGKILL the process group, every descendant and every process carrying our marker; returns survivors.
+
+    `pid` itself is only signalled: its caller reaps it (psutil would steal its exit status).
+    """
+    victims: dict[int, psutil.Process] = {}
+    for _ in range(3):  # again, in case something forked while we were killing
+        found = _descendants(pid) + (_marked(marker) if marker else [])
+        fresh = [p for p in found if p.pid not in victims and p.pid != pid]
+        for target in (pid, *(p.pid for p in fresh)):
+            try:
+                if target == pid:
+                    os.killpg(target, signal.SIGKILL)
+                else:
+                    os.kill(target, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        victims.update((p.pid, p) for p in fresh)
+        if not fresh:
+            break
+    deadline = time.monotonic() + 2
+    alive = [p for p in victims.values() if _running(p)]
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.02)
+        alive = [p for p in alive if _running(p)]
+    return [p.pid for p in alive]
+
+
+def _descendants(pid: int) -> list[psutil.Process]:
+    try:
+        return psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        return []
+
+
+def _marked(marker: str) -> list[psutil.Process]:
+    me, found = os.getpid(), []
+    for p in psutil.process_iter():
+        if p.pid == me:
+            continue
+        try:
+            if p.environ().get(MARKER) == marker:
+                found.append(p)
+        except psutil.Error:
+            continue
+    return found
+
+
+def _running(p: psutil.Process) -> bool:
+    """Alive and not a zombie (orphans killed in a container may stay zombies when pid 1 does not reap)."""
+    try:
+        return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def new_marker() -> str:
+    return uuid.uuid4().hex

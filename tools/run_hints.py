@@ -1,0 +1,93 @@
+"""Short, specific hints for a failed code_run, read from the end of its output."""
+
+from __future__ import annotations
+
+import re
+import sys
+
+PIP_NAMES = {
+    "cv2": "opencv-python", "PIL": "pillow", "yaml": "pyyaml", "sklearn": "scikit-learn",
+    "bs4": "beautifulsoup4", "skimage": "scikit-image", "dateutil": "python-dateutil", "dotenv": "python-dotenv",
+    "jwt": "pyjwt", "serial": "pyserial", "usb": "pyusb", "Crypto": "pycryptodome", "OpenSSL": "pyopenssl",
+    "magic": "python-magic", "docx": "python-docx", "pptx": "python-pptx", "fitz": "pymupdf", "attr": "attrs",
+    "zmq": "pyzmq", "git": "gitpython", "google.protobuf": "protobuf", "Levenshtein": "python-levenshtein",
+    "MySQLdb": "mysqlclient", "psycopg2": "psycopg2-binary", "win32api": "pywin32", "wx": "wxpython",
+    "telegram": "python-telegram-bot", "slugify": "python-slugify", "multipart": "python-multipart",
+    "jose": "python-jose", "ldap": "python-ldap", "Bio": "biopython", "sentencepiece": "sentencepiece",
+}
+_MISSING_MODULE = re.compile(r"No module named '([\w.]+)'")
+_NOT_FOUND = re.compile(r"^(?:.*?: )?(?:line \d+: )?([^\s:]+): (?:command )?not found$", re.MULTILINE)
+_PY_SYNTAX = re.compile(r'File "[^"]*", line (\d+)\n(?:.*\n){0,3}?(SyntaxError|IndentationError|TabError): (.*)')
+_SH_SYNTAX = re.compile(r"line (\d+): (syntax error.*)")
+_PORT_IN_USE = re.compile(r"address already in use|EADDRINUSE|port is already allocated|already in use", re.I)
+_PORT = re.compile(r"(?:port\s*[=:]?\s*|:)(\d{2,5})\b", re.I)
+
+
+def hints(output: str, exit_code: int | None, *, script: str, kind: str, sandbox: bool) -> list[str]:
+    """Hints for the tail of the output (empty when the run succeeded)."""
+    if exit_code == 0:
+        return []
+    found = [_missing_module(output), _command_not_found(output, exit_code), _syntax_error(output, script, kind),
+             _permission_denied(output, sandbox), _port_in_use(output, script)]
+    return [f"hint: {h}" for h in found if h]
+
+
+def _missing_module(output: str) -> str:
+    names = _MISSING_MODULE.findall(output)
+    if not names:
+        return ""
+    name = names[-1]
+    package = PIP_NAMES.get(name) or PIP_NAMES.get(name.split(".")[0]) or name.split(".")[0].replace("_", "-")
+    return (f"module `{name}` is not installed: install it with `{sys.executable} -m pip install {package}` "
+            "(a bash code_run), then run again.")
+
+
+def _command_not_found(output: str, exit_code: int | None) -> str:
+    names = [n for n in _NOT_FOUND.findall(output) if "/" not in n or n.startswith(("./", "/"))]
+    if not names:
+        return "exit code 127 usually means a command was not found." if exit_code == 127 else ""
+    name = names[-1]
+    return (f"`{name}` is not installed or not on PATH: check with `command -v {name}`, install it "
+            "(apt-get install / pip install / npm install -g), or do it another way.")
+
+
+def _syntax_error(output: str, script: str, kind: str) -> str:
+    if kind == "python":
+        matches = _PY_SYNTAX.findall(output)
+        if not matches:
+            return ""
+        line, error, message = matches[-1]
+    else:
+        matches = _SH_SYNTAX.findall(output)
+        if not matches:
+            return ""
+        (line, message), error = matches[-1], "bash syntax error"
+    lines = script.splitlines()
+    number = int(line)
+    code = lines[number - 1].strip() if 0 < number <= len(lines) else ""
+    shown = f": `{code[:200]}`" if code else ""
+    return f"{error} at line {number} of the script{shown} — {message.strip()}. Fix that line and run again."
+
+
+def _permission_denied(output: str, sandbox: bool) -> str:
+    if not any(s in output for s in ("Permission denied", "PermissionError", "Operation not permitted",
+                                     "Read-only file system")):
+        return ""
+    where = (" In the sandbox everything outside the workspace is read-only and /tmp is private."
+             if sandbox else "")
+    if "Read-only file system" in output and sandbox:
+        where = " The sandbox makes everything outside the workspace read-only."
+    return ("permission denied: check the path and its permissions; run scripts with `bash file.sh` / "
+            f"`python file.py` or `chmod +x` them; write inside the workspace.{where}")
+
+
+def _port_in_use(output: str, script: str) -> str:
+    line = next((ln for ln in reversed(output.splitlines()) if _PORT_IN_USE.search(ln)), None)
+    if line is None:
+        return ""
+    port = _PORT.search(line) or _PORT.search(script)
+    if port is None:
+        return "the port is already in use: pick another port, or find what holds it with `ss -ltnp` and stop it."
+    number = port.group(1)
+    return (f"port {number} is already in use: pick another port, or find what holds it with "
+            f"`ss -ltnp | grep :{number}` (or `lsof -i :{number}`) and stop it if it is yours.")

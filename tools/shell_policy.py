@@ -1,0 +1,347 @@
+"""The command policy of code_run: catastrophic commands are refused, dangerous ones asked, the rest allowed.
+
+Bash is parsed with bashlex (a port of bash's own grammar), falling back to a plain tokenizer for the
+constructs it does not know. The scan sees through `eval`, `bash -c`/`sh -c`, `xargs`, `$(...)` and
+backticks, pipes into a shell, literal base64 payloads and `python -c`; Python scripts are read with
+`ast` (python_policy.py). The rules themselves live in command_rules.py.
+
+A static policy only sees what is written down: a path computed at run time, a script downloaded
+or generated and then run, another interpreter (perl -e, node -e) — none of it. That is what the
+sandbox (--sandbox) is for.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import bashlex
+
+from tools import python_policy
+from tools.command_rules import ALLOW, ASK, REFUSE, Places, check_argv, check_delete, check_write
+from tools.shell_static import literal_output, xargs_argv
+
+__all__ = ["ALLOW", "ASK", "REFUSE", "Decision", "check_script", "scan_script", "worst"]
+
+_SEVERITY = {ALLOW: 0, ASK: 1, REFUSE: 2}
+_SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "ash", "busybox"}
+_PYTHONS = re.compile(r"^python(\d+(\.\d+)?)?$")
+_DOWNLOADERS = {"curl", "wget", "fetch", "aria2c"}
+_DECODERS = {"base64", "base32", "xxd", "openssl", "gunzip", "zcat", "uudecode"}
+_FORK_BOMB = re.compile(r"(?P<n>[\w:.]+)\s*\(\s*\)\s*\{[^}]*?(?P=n)\s*\|\s*(?P=n)\s*&")
+_WRAPPERS = {"sudo": {"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"}, "doas": {"-u", "-C"},
+             "env": {"-u", "-C", "-S"}, "nice": {"-n"}, "timeout": {"-s", "-k"}, "ionice": {"-c", "-n"},
+             "nohup": set(), "time": set(), "command": set(), "builtin": set(), "exec": set(), "setsid": set(),
+             "stdbuf": set(), "chrt": set(), "unbuffer": set(), "pkexec": {"--user"}, "su": {"-c"}}
+_PRIVILEGED = {"sudo", "doas", "su", "pkexec"}
+_RESERVED = {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}", "(", ")",
+             "[[", "]]", "case", "esac", "for", "in"}
+MAX_DEPTH = 8
+
+
+@dataclass(frozen=True, kw_only=True)
+class Decision:
+    verdict: str = ALLOW
+    """allow, ask (the dangerous tier) or refuse (the catastrophic tier)."""
+    rule: str = ""
+    reason: str = ""
+
+    @property
+    def message(self) -> str:
+        return f"{self.reason} (rule: {self.rule})" if self.rule else "allowed"
+
+
+def check_script(script: str, kind: str, *, workspace: Path, home: Path, cwd: Path | None = None) -> Decision:
+    """Decide on a code_run script (kind: bash or python); the most severe finding wins."""
+    return worst(scan_script(script, kind, workspace=workspace, home=home, cwd=cwd))
+
+
+def scan_script(script: str, kind: str, *, workspace: Path, home: Path, cwd: Path | None = None) -> list[Decision]:
+    """Every finding (ask or refuse) in the script, in the order met."""
+    scan = _Scan(Places(workspace=workspace, home=home, cwd=cwd or workspace))
+    if kind == "python":
+        scan.python(script)
+    else:
+        scan.bash(script)
+    return scan.found
+
+
+def worst(found: list[Decision]) -> Decision:
+    return max(found, key=lambda d: _SEVERITY[d.verdict], default=Decision())
+
+
+@dataclass
+class _Scan:
+    places: Places
+    found: list[Decision] = field(default_factory=list)
+    depth: int = 0
+
+    def flag(self, verdict: str, rule: str, reason: str) -> None:
+        self.found.append(Decision(verdict=verdict, rule=rule, reason=reason))
+
+    def python(self, source: str) -> None:
+        if self._deeper("python"):
+            python_policy.check(source, self)
+            self.depth -= 1
+
+    def bash(self, script: str) -> None:
+        if not self._deeper("bash"):
+            return
+        if _FORK_BOMB.search(script):
+            self.flag(REFUSE, "fork-bomb", "the script defines a function that pipes into itself in the background")
+        try:
+            self._parse_and_walk(script)
+        finally:
+            self.depth -= 1
+
+    def argv(self, argv: list[str]) -> None:
+        """One simple command, after wrappers (sudo, env, xargs...) are peeled off."""
+        argv = self._unwrap([a for a in argv if a is not None])
+        if not argv:
+            return
+        name, args = os.path.basename(argv[0]), argv[1:]
+        if name == "eval":
+            self.bash(" ".join(args))
+        elif name in _SHELLS and _dash_c(args) is not None:
+            self.bash(_dash_c(args) or "")
+        elif _PYTHONS.match(name) and _dash_c(args) is not None:
+            self.python(_dash_c(args) or "")
+        elif _PYTHONS.match(name) and args[:2] == ["-m", "pip"]:
+            check_argv(["pip", *args[2:]], self.places, self.flag)
+        elif name == "cd" and args and not args[0].startswith("-"):
+            target = self.places.target(args[0])
+            if not target.unknown:
+                self.places.cwd = target.path
+        else:
+            check_argv(argv, self.places, self.flag)
+
+    def delete(self, path: str, *, recursive: bool, command: str) -> None:
+        check_delete(self.places.target(path), recursive=recursive, command=command, flag=self.flag)
+
+    def write(self, path: str, command: str) -> None:
+        check_write(path, self.places, command, self.flag)
+
+    def _deeper(self, what: str) -> bool:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            self.depth -= 1
+            self.flag(ASK, "opaque-script", f"{what} code nested more than {MAX_DEPTH} levels deep")
+            return False
+        return True
+
+    def _unwrap(self, argv: list[str]) -> list[str]:
+        while argv:
+            name = os.path.basename(argv[0])
+            if name in _PRIVILEGED:
+                self.flag(ASK, "privilege", f"`{' '.join(argv)[:200]}` runs with another user's (root's) rights")
+                if name == "su":
+                    inner = _dash_c(argv[1:])
+                    if inner:
+                        self.bash(inner)
+                    return []
+            if name not in _WRAPPERS:
+                return argv
+            argv = _skip_options(argv[1:], _WRAPPERS[name], name)
+        return argv
+
+    def _parse_and_walk(self, script: str) -> None:
+        try:
+            trees = bashlex.parse(script)
+        except Exception:  # bashlex lacks some grammar ([[ ]], $(( )), case): parse line by line
+            for line in script.splitlines():
+                try:
+                    trees = bashlex.parse(line)
+                except Exception:
+                    _Fallback(self).walk(line)
+                    continue
+                self._walk_all(trees, line)
+            return
+        self._walk_all(trees, script)
+
+    def _walk_all(self, trees: list, src: str) -> None:
+        walker = _Walker(self, src)
+        for tree in trees:
+            walker.walk(tree)
+
+
+class _Walker:
+    """Walks bashlex trees of one source string; positions in the nodes index that string."""
+
+    def __init__(self, scan: _Scan, src: str):
+        self.scan, self.src = scan, src
+        self.fetched = False
+        """A $(...) or <(...) read so far runs a downloader."""
+
+    def walk(self, node: object) -> None:
+        kind = getattr(node, "kind", "")
+        if kind == "command":
+            self._command(node)
+        elif kind == "pipeline":
+            self._pipeline([p for p in node.parts if p.kind != "pipe"])
+        elif kind in ("commandsubstitution", "processsubstitution"):
+            self.walk(node.command)
+        else:
+            for child in (getattr(node, "parts", None) or getattr(node, "list", None) or []):
+                self.walk(child)
+
+    def text(self, node: object) -> str:
+        return self.src[node.pos[0]: node.pos[1]]
+
+    def word(self, node: object) -> str:
+        """The word as bash would pass it, with static $(...) output filled in and others left as ${UNKNOWN}."""
+        value = node.word
+        for part in getattr(node, "parts", None) or []:
+            if part.kind in ("commandsubstitution", "processsubstitution"):
+                self.walk(part.command)
+                self.fetched |= bool(_DOWNLOADERS & set(re.findall(r"[\w.-]+", self.text(part))))
+                output = self.static_output(part.command)
+                value = value.replace(self.text(part), "${UNKNOWN}" if output is None else output.strip(), 1)
+        return value
+
+    def argv(self, node: object) -> tuple[list[str], dict[str, str]]:
+        """The words of a command and its NAME=value assignments."""
+        words, assigned = [], {}
+        for part in node.parts:
+            if part.kind == "word":
+                words.append(self.word(part))
+            elif part.kind == "assignment":
+                name, _, value = self.word(part).partition("=")
+                assigned[name] = value
+            elif part.kind == "redirect":
+                self._redirect(part, node)
+        return words, assigned
+
+    def _command(self, node: object, stdin: str | None = None) -> None:
+        self.fetched = False
+        argv, assigned = self.argv(node)
+        if not argv:
+            self.scan.places.variables.update(assigned)
+            return
+        name = os.path.basename(argv[0])
+        if name in _SHELLS | {"eval", "source", "."} or _PYTHONS.match(name):
+            if self.fetched:
+                self.scan.flag(ASK, "remote-script", f"`{self.text(node)[:200]}` runs code downloaded from the "
+                               "network, unseen; download it to a file and read it first")
+            for script in self._here_documents(node):
+                self.scan.python(script) if _PYTHONS.match(name) else self.scan.bash(script)
+        if name == "xargs" and stdin is not None:
+            argv = xargs_argv(argv, stdin)
+        self.scan.argv(argv)
+
+    def _here_documents(self, node: object) -> list[str]:
+        """`bash <<EOF ... EOF`, `python - <<'EOF'`, `sh <<< "..."`: code given on stdin."""
+        scripts = []
+        for part in node.parts:
+            if part.kind != "redirect":
+                continue
+            if part.type == "<<<" and getattr(part.output, "kind", "") == "word":
+                scripts.append(self.word(part.output))
+            elif getattr(part, "heredoc", None) is not None:
+                scripts.append(part.heredoc.value.rpartition("\n")[0])
+        return scripts
+
+    def _redirect(self, node: object, command: object) -> None:
+        target = node.output
+        if node.type in (">", ">>", ">|", "&>", "&>>") and getattr(target, "kind", "") == "word":
+            self.scan.write(self.word(target), self.text(command)[:200])
+
+    def _pipeline(self, stages: list) -> None:
+        for i, stage in enumerate(stages):
+            if stage.kind != "command":
+                self.walk(stage)
+                continue
+            upstream = self.static_output_of(stages[:i]) if i else None
+            self._command(stage, stdin=upstream)
+            if i:
+                self._piped_into(stage, stages[:i], upstream)
+
+    def _piped_into(self, stage: object, sources: list, upstream: str | None) -> None:
+        """`... | sh`: the script is whatever the earlier stages print."""
+        argv = [w.word for w in stage.parts if w.kind == "word"]
+        name = os.path.basename(argv[0]) if argv else ""
+        runs_stdin = (name in _SHELLS and _dash_c(argv[1:]) is None and not _operands(argv[1:])) or (
+            _PYTHONS.match(name) and (not argv[1:] or argv[1:] == ["-"]))
+        if not runs_stdin:
+            return
+        names = {os.path.basename(w.word) for s in sources for w in getattr(s, "parts", []) if w.kind == "word"}
+        if names & _DOWNLOADERS:
+            self.scan.flag(ASK, "remote-script", f"`{self.text(stage)}` runs a script downloaded from the network, "
+                           "unseen; download it to a file and read it first")
+        elif upstream is not None:
+            self.scan.python(upstream) if _PYTHONS.match(name) else self.scan.bash(upstream)
+        elif names & _DECODERS:
+            self.scan.flag(ASK, "opaque-script", f"`{name}` runs a decoded script the policy cannot read")
+
+    def static_output(self, node: object) -> str | None:
+        if node.kind == "pipeline":
+            return self.static_output_of([p for p in node.parts if p.kind != "pipe"])
+        if node.kind == "command":
+            return self.static_output_of([node])
+        return None
+
+    def static_output_of(self, stages: list) -> str | None:
+        """What `echo X | base64 -d | rev` prints, when it is all literal; None otherwise."""
+        output: str | None = None
+        for stage in stages:
+            if stage.kind != "command":
+                return None
+            argv = [p.word for p in stage.parts if p.kind == "word"]
+            here = [p.output.word for p in stage.parts if p.kind == "redirect" and p.type == "<<<"]
+            output = literal_output(argv, here[0] + "\n" if here else output)
+            if output is None:
+                return None
+        return output
+
+
+class _Fallback:
+    """For lines bashlex cannot parse: split on operators and check each command and substitution."""
+
+    def __init__(self, scan: _Scan):
+        self.scan = scan
+
+    def walk(self, line: str) -> None:
+        for inner in re.findall(r"\$\(([^()]*)\)|`([^`]*)`", line):
+            self.scan.bash(inner[0] or inner[1])
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|()<>")
+        lexer.whitespace_split = True
+        try:
+            tokens = list(lexer)
+        except ValueError:  # unbalanced quotes
+            tokens = line.split()
+        command: list[str] = []
+        for i, token in enumerate([*tokens, ";"]):
+            if token and set(token) <= set(";&|()<>"):
+                if ">" in token and i + 1 < len(tokens):
+                    self.scan.write(tokens[i + 1], line[:200])
+                while command and command[0] in _RESERVED:
+                    command.pop(0)
+                self.scan.argv(command)
+                command = []
+            elif not (i and set(tokens[i - 1]) <= set("<>") and tokens[i - 1]):
+                command.append(token)
+
+
+def _dash_c(args: list[str]) -> str | None:
+    """The script of `sh -c SCRIPT` / `bash -lc SCRIPT` / `python -c CODE`, or None."""
+    for i, a in enumerate(args):
+        if a.startswith("-") and not a.startswith("--") and "c" in a[1:]:
+            return args[i + 1] if i + 1 < len(args) else ""
+        if not a.startswith("-"):
+            return None
+    return None
+
+
+def _operands(args: list[str]) -> list[str]:
+    return [a for a in args if not a.startswith("-")]
+
+
+def _skip_options(args: list[str], with_value: set[str], name: str) -> list[str]:
+    i = 0
+    while i < len(args) and (args[i].startswith("-") or (name == "env" and "=" in args[i])):
+        i += 2 if args[i] in with_value else 1
+    if name == "timeout" and i < len(args):
+        i += 1  # the duration
+    return args[i:]
