@@ -10,6 +10,7 @@ TOOL_MODULES = (
     "file_read",
     "file_patch",
     "file_write",
+    "code_run",
     "update_working_checkpoint",
     "ask_user",
 )

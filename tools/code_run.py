@@ -24,18 +24,17 @@ RESERVED_CHARS = 600
 """Room kept in the budget for the status line and the truncation header."""
 
 DESCRIPTION = (
-    "Run a python (default) or bash script in the workspace; returns the exit code and merged stdout+stderr. "
-    f"Stdin is closed. timeout: default {DEFAULT_TIMEOUT} s, max {MAX_TIMEOUT}, then the whole process tree is "
-    "killed. Long output: you get the last ~2,000 lines and the path of the full output. "
-    "Destructive commands may be refused or need approval.")
+    "Run a python or bash script (stdin closed); returns the exit code and merged output. After `timeout` s "
+    "the whole process tree is killed. Long output: you get the tail and the full output's path. "
+    "Destructive commands are refused or need approval.")
 
 PARAMETERS = {
     "type": "object",
     "properties": {
-        "script": {"type": "string", "description": "The code to run."},
+        "script": {"type": "string"},
         "type": {"type": "string", "enum": ["python", "bash"], "default": "python"},
         "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT, "default": DEFAULT_TIMEOUT},
-        "cwd": {"type": "string", "description": "Folder to run in, inside the workspace (default: its root)."},
+        "cwd": {"type": "string", "description": "default: workspace"},
     },
     "required": ["script"],
     "additionalProperties": False,
@@ -51,11 +50,11 @@ def run(args: dict, ctx: ToolContext) -> ToolResult:
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(cwd), env.get("PYTHONPATH", "")]))
     log_path = ctx.run_dir / "outputs" / f"{ctx.call_id or marker}.log"
     network = sandbox.network_allowed()
-    with _script_command(args["script"], kind) as (argv, files):
-        if ctx.settings.sandbox:
-            argv = sandbox.wrap(argv, workspace=ctx.workspace, cwd=cwd, read_only=files, network=network)
+    with _script_command(args["script"], kind) as (command, files):
+        boxed = sandbox.wrap(command, workspace=ctx.workspace, cwd=cwd, read_only=files, network=network) \
+            if ctx.settings.sandbox else command
         capture = process.OutputCapture(log_path, TAIL_CHARS, ctx.ui.live)
-        outcome = process.run(argv, cwd=cwd, env=env, timeout=timeout, capture=capture)
+        outcome = process.run(boxed, cwd=cwd, env=env, timeout=timeout, capture=capture)
     return _result(args, outcome, capture, ctx, timeout=timeout, network=network)
 
 

@@ -213,11 +213,21 @@
     const sel = `document.querySelectorAll('[data-ga="${n}"] > ${items[keep].tagName.toLowerCase()}')`;
     const note = `(… ${tail.length} more similar items hidden; all ${items.length}: ${sel})`;
     if (cur.level >= 2) { cur.parts.push(note); cur.folded += tail.length; tail.forEach(countRefs); return; }
+    cur.parts.push({ rest: tail.map(renderItem), total: items.length, selector: textOnly ? '' : sel });
+  }
+  // One folded item as text (nested folds expanded): web_scan decides how many of them fit.
+  function renderItem(k) {
     const mark = cur.parts.length;
-    for (const k of tail) { walk(k); if (buf.length > 60) flush(); }
+    if (k.tagName === 'TR') renderRow(k); else { walk(k); flush(); }
+    return cur.parts.splice(mark).map((p) => (typeof p === 'string' ? p : p.rest.join('\n'))).join('\n');
+  }
+  function renderRow(r) {
+    const cells = [];
+    capture++;
+    for (const c of r.cells) { if (!info.get(c)) continue; buf = ''; walk(c); cells.push(buf.replace(/\s+/g, ' ').trim()); }
+    capture--;
+    buf = cells.join(' | ');
     flush();
-    const rest = cur.parts.splice(mark).map((p) => (typeof p === 'string' ? p : p.rest.join('\n')));
-    cur.parts.push({ rest, note: textOnly ? `(… ${tail.length} more similar items hidden)` : note });
   }
   function countRefs(el) {
     if (textOnly) return;
@@ -232,14 +242,6 @@
     flush();
     const body = el.tBodies[0];
     const items = body && similarChildren(body, cur.level >= 2 ? 8 : 12);
-    const renderRow = (r) => {
-      const cells = [];
-      capture++;
-      for (const c of r.cells) { if (!info.get(c)) continue; buf = ''; walk(c); cells.push(buf.replace(/\s+/g, ' ').trim()); }
-      capture--;
-      buf = cells.join(' | ');
-      flush();
-    };
     if (el.caption && info.get(el.caption)) { walk(el.caption); flush(); }
     const split = items ? new Set(items) : null;
     const folded = [];
@@ -249,9 +251,7 @@
     if (folded.length) {
       const n = ref(body) || 0, note = `(… ${folded.length} more rows hidden: document.querySelectorAll('[data-ga="${n}"] > tr'))`;
       if (cur.level >= 2) { cur.parts.push(note); cur.folded += folded.length; folded.forEach(countRefs); return true; }
-      const mark = cur.parts.length;
-      folded.forEach(renderRow);
-      cur.parts.push({ rest: cur.parts.splice(mark), note: textOnly ? `(… ${folded.length} more rows hidden)` : note });
+      cur.parts.push({ rest: folded.map(renderItem), total: items.length, selector: textOnly ? '' : `document.querySelectorAll('[data-ga="${n}"] > tr')` });
     }
     return true;
   }

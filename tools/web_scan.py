@@ -21,9 +21,9 @@ from ga.permissions import SideEffect
 from tools.browser import BrowserSession, get_session
 
 BUDGET_TOKENS = 8000
-TEXT_ONLY_TOKENS = 6000
+TEXT_ONLY_TOKENS = 6500
 NAV_TIMEOUT_MS = 30_000
-_WORDS = re.compile(r"[^\W\d_]+|\d{1,3}|[^\w\s]")
+_PIECES = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]|[^\W\d_]+|\d{1,3}|[^\w\s]")
 LOAD_WAIT_MS = 5_000
 
 DESCRIPTION = (
@@ -51,8 +51,8 @@ def scan_script() -> str:
 
 @functools.lru_cache(maxsize=4096)
 def approx_tokens(text: str) -> int:
-    """o200k tokens, roughly: a token per 4 bytes of UTF-8, or per word and symbol when those are denser."""
-    return max((len(text.encode("utf-8")) + 3) // 4, len(_WORDS.findall(text)))
+    """o200k tokens, roughly (within ~10% on the web corpus): a token per word, number, symbol or CJK character."""
+    return len(_PIECES.findall(text)) * 21 // 20 + 1
 
 
 def check_url(url: str, env: dict[str, str] | None = None) -> str:
@@ -129,25 +129,34 @@ def _summary(region: dict, text_only: bool) -> str:
     return f"=== {region['kind']} #{region['ref']}: ~{words} words, {refs} controls/links (not shown{how}) ==="
 
 
-def _lines(region: dict, folded: set[int], text_only: bool) -> list[str]:
+def _lines(region: dict, folded: dict[tuple, int], text_only: bool) -> list[str]:
     out = [_header(region, text_only)]
     for i, part in enumerate(region["parts"]):
         if isinstance(part, str):
             out.append(part)
-        elif (id(region), i) in folded:
-            out.append(part["note"])
-        else:
-            out.extend(part["rest"])
+            continue
+        rest = part["rest"]
+        keep = folded.get((id(region), i), len(rest))
+        out.extend(rest[:keep])
+        if keep < len(rest):
+            where = f"; all {part['total']}: {part['selector']}" if part["selector"] else ""
+            out.append(f"(… {len(rest) - keep} more similar items hidden{where})")
     return out
+
+
+def split_regions(regions: list[dict], text_only: bool) -> tuple[list[dict], list[dict]]:
+    """Regions shown in full (dialogs, overlays, main) and the rest, which shrinks first."""
+    main_chars = sum(r.get("chars", 0) for r in regions if r["kind"] == "main")
+    # text_only shows the rest of the page's text only when the main content looks too thin to be all of it
+    keep = 4 if text_only and main_chars < 2000 else 2
+    return [r for r in regions if r["importance"] <= keep], [r for r in regions if r["importance"] > keep]
 
 
 def compose(regions: list[dict], budget: int, text_only: bool) -> tuple[list[str], list[str], dict | None]:
     """Lines that fit the budget, what was cut (for the marker), and the region truncated last (if any)."""
-    keep = 4 if text_only else 2  # text_only still shows the page's text outside the main content
-    primary = [r for r in regions if r["importance"] <= keep]
-    secondary = [r for r in regions if r["importance"] > keep]
+    primary, secondary = split_regions(regions, text_only)
     shown = {id(r): "full" for r in primary} | {id(r): "summary" if text_only else "full" for r in secondary}
-    folded: set[int] = set()
+    folded: dict[tuple, int] = {}
     cuts: list[str] = []
 
     def render() -> list[str]:
@@ -172,9 +181,14 @@ def compose(regions: list[dict], budget: int, text_only: bool) -> tuple[list[str
             lines = render()
     folds = [(r, i, p) for r in primary for i, p in enumerate(r["parts"]) if isinstance(p, dict)]
     for r, i, part in sorted(folds, key=lambda f: -sum(map(approx_tokens, f[2]["rest"]))):
-        if size(lines) <= budget:
+        excess = size(lines) - budget + 30
+        if excess <= 30:
             return lines, cuts, None
-        folded.add((id(r), i))
+        keep = len(part["rest"])  # drop items from the end of the list until the page fits
+        while keep > 0 and excess > 0:
+            keep -= 1
+            excess -= approx_tokens(part["rest"][keep]) + 1
+        folded[(id(r), i)] = keep
         cuts.append("long lists folded")
         lines = render()
     if size(lines) <= budget:
@@ -193,7 +207,7 @@ def format_scan(scan: dict, budget: int, text_only: bool, ctx: ToolContext | Non
     lines, cuts, truncated = compose(regions, budget, text_only)
     full_path = None
     if (cuts or truncated) and ctx is not None:
-        everything = [line for r in regions for line in _lines(r, set(), text_only)]
+        everything = [line for r in regions for line in _lines(r, {}, text_only)]
         full_path = ctx.save_output(f"web_scan-{ctx.call_id or secrets.token_hex(3)}.txt", "\n".join(everything))
     if truncated:
         where = f"; the whole page: {full_path} (read it with file_read, start={len(lines)})" if full_path else ""
@@ -203,7 +217,7 @@ def format_scan(scan: dict, budget: int, text_only: bool, ctx: ToolContext | Non
         shrunk = ", ".join(dict.fromkeys(cuts))
         lines.append(f"[shrunk to fit ~{budget} tokens: {shrunk}; the whole page: {full_path}]")
     if text_only:
-        hidden = [r["kind"] for r in regions if r["importance"] > 4]
+        hidden = [r["kind"] for r in split_regions(regions, True)[1]]
         if hidden:
             lines.append(f"(not shown in text_only: {', '.join(dict.fromkeys(hidden))})")
     details = {"regions": [{k: r.get(k) for k in ("kind", "ref", "refs", "folded", "chars")} for r in regions],

@@ -257,3 +257,13 @@ def test_cli_a_no_progress_loop_exits_1(home, workspace):
         proc = ga(["anything"], server, home, workspace, GA_REPEAT_NUDGE="2", GA_REPEAT_STOP="4")
     assert proc.returncode == 1 and "same result 4 times in a row" in proc.stderr
     assert len(server.requests) == 4 and "no progress" in results(server.requests[2])[-1]
+
+
+def test_cli_a_failing_program_counts_and_its_error_line_is_listed(home, workspace):
+    run_it = {"tool_calls": [tool_call("code_run", script="import nosuchmod", type="python")]}
+    with ScriptedServer([run_it, run_it, {"content": "cannot"}]) as server:
+        proc = ga(["use nosuchmod"], server, home, workspace)
+    assert proc.returncode == 0, proc.stderr
+    stage_2 = results(server.requests[2])[-1]
+    assert "code_run repeated with the same arguments after it failed" in stage_2
+    assert "ModuleNotFoundError: No module named 'nosuchmod'" in stage_2.split("Tried so far:")[1]
