@@ -19,15 +19,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.tokens import count_tokens  # noqa: E402
-from ga.agent import Agent, system_prompt  # noqa: E402
-from ga.config import load_settings  # noqa: E402
-from ga.dispatch import Dispatcher, ToolContext, ToolResult, ToolSpec  # noqa: E402
-from ga.permissions import SideEffect  # noqa: E402
-from ga.protocols import Reply, ToolCall, Usage  # noqa: E402
-from ga.runs import Run  # noqa: E402
-from ga.ui import Terminal  # noqa: E402
-from tools import load_tools  # noqa: E402
+from bench.tokens import count_tokens
+from ga.agent import Agent, system_prompt
+from ga.config import load_settings
+from ga.dispatch import Dispatcher, ToolContext, ToolResult, ToolSpec
+from ga.permissions import SideEffect
+from ga.protocols import Reply, ToolCall, Usage
+from ga.runs import Run
+from ga.ui import Terminal
+from tools import load_tools
 
 
 def fixed_context(settings) -> None:
@@ -44,7 +44,8 @@ def fixed_context(settings) -> None:
 
 def dispatcher_overhead(settings, run_dir: Path, n: int = 5_000) -> None:
     noop = ToolSpec(name="noop", description="", side_effect=SideEffect.READ_ONLY,
-                    parameters={"type": "object", "properties": {"path": {"type": "string"}, "count": {"type": "integer"}},
+                    parameters={"type": "object",
+                                "properties": {"path": {"type": "string"}, "count": {"type": "integer"}},
                                 "required": ["path"], "additionalProperties": False},
                     run=lambda args, ctx: ToolResult(content="ok"))
     dispatcher = Dispatcher([noop])
@@ -94,12 +95,13 @@ def long_run(home: Path, workspace: Path, turns: int) -> None:
         rss.append(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     agent.step = timed_step
     agent.start()
-    first, last = per_turn[5:25], per_turn[-20:]
+    first, last = statistics.median(per_turn[5:25]), statistics.median(per_turn[-20:])
     print(f"\n== {turns}-turn scripted run (2 tool calls a turn; model time excluded)")
-    print(f"per-turn overhead: turns 5-25 median {statistics.median(first) * 1e3:.2f} ms, "
-          f"last 20 median {statistics.median(last) * 1e3:.2f} ms (ratio {statistics.median(last) / statistics.median(first):.2f})")
+    print(f"per-turn overhead: turns 5-25 median {first * 1e3:.2f} ms, "
+          f"last 20 median {last * 1e3:.2f} ms (ratio {last / first:.2f})")
     print(f"peak RSS: after turn 25 {rss[24]:.1f} MB, at the end {rss[-1]:.1f} MB; "
-          f"history {agent.context.tokens} est. tokens (budget {settings.context_tokens}), {agent.context.dropped} turns dropped")
+          f"history {agent.context.tokens} est. tokens (budget {settings.context_tokens}), "
+          f"{agent.context.dropped} turns dropped")
 
 
 def main() -> None:

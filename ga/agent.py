@@ -175,6 +175,8 @@ class Agent:
         self.results[call.id] = {"content": result.content}
         self.tool_calls += 1
         self.context.add(tool_message(call.id, result.content))
+        if result.details.get("killed") == "interrupted":
+            raise KeyboardInterrupt  # Ctrl-C during a program: it was killed and recorded; now the run stops
 
     def _outcome(self, stop: AgentStop) -> Outcome:
         return Outcome(run_id=self.run.id, status=stop.status, exit_code=stop.exit_code, answer=str(stop),

@@ -180,7 +180,7 @@ class OpenAIModel:
 
     def _wait(self, reason: str, delay: float, next_attempt: int, attempts: int) -> None:
         notice = f"{reason}; retrying in {delay:.1f} s (attempt {next_attempt}/{attempts})"
-        log.warning("model request: %s", notice)
+        log.info("model request: %s", notice)
         if self.on_retry:
             self.on_retry(notice)
         self.retries += 1

@@ -31,7 +31,7 @@ def ga_env(server: ScriptedServer | None, home: Path, **extra: str) -> dict:
 
 
 def ga(args: list[str], server, home, cwd, timeout: float = 60, **extra) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, RUN_PY, *args], cwd=cwd, env=ga_env(server, home, **extra),
+    return subprocess.run([sys.executable, RUN_PY, *args], cwd=cwd, env=ga_env(server, home, **extra), check=False,
                           capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
 
 

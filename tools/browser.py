@@ -86,6 +86,7 @@ class BrowserSession:
         self._crashed: set[str] = set()
         self._opened: list[Page] = []
         self._reserved_id: str | None = None
+        self._gone: list[str] = []
         self._next_tab = 1
         self._dead = False
         self._closed = False
@@ -123,7 +124,14 @@ class BrowserSession:
     def ensure(self) -> None:
         """Start the browser, or restart it after a crash (reopening the tabs at their last urls)."""
         if self.context is not None and not self._dead:
+            for tab_id in self._gone:
+                self.tabs.pop(tab_id, None)
+                self.last_urls.pop(tab_id, None)
+            if self.current not in self.tabs:
+                self.current = next(reversed(self.tabs), None)
+            self._gone.clear()
             return
+        self._gone.clear()
         restarting = self._dead
         reopen = dict(self.last_urls) if restarting else {}
         _shutdown(self, quiet=True)
@@ -225,11 +233,9 @@ class BrowserSession:
             self.last_urls[tab_id] = frame.url
 
     def _forget(self, tab_id: str, page: Page) -> None:
+        # Applied later (see ensure): if the whole browser went down, the tab is reopened instead.
         if self.tabs.get(tab_id) is page:
-            del self.tabs[tab_id]
-            self.last_urls.pop(tab_id, None)
-            if self.current == tab_id:
-                self.current = next(reversed(self.tabs), None)
+            self._gone.append(tab_id)
 
     def _answer(self, tab_id: str, dialog: Any) -> None:
         """Policy: accept alerts, confirms and leave-page prompts; a prompt() gets its default value."""
@@ -280,6 +286,22 @@ class BrowserSession:
             page = self.tabs[tab_id]
         self.current = tab_id
         return tab_id, page
+
+    def on_tab(self, tab: str | None, fn: Callable[[str, Page], T]) -> T:
+        """fn(tab_id, page); if the page turns out to have crashed, reopen it and try once more."""
+        for attempt in range(2):
+            tab_id, page = self.page(tab)
+            try:
+                return fn(tab_id, page)
+            except Exception as e:
+                message = str(e).lower()
+                if attempt or ("crash" not in message and "has been closed" not in message):
+                    raise
+                if "crash" in message:
+                    self._crashed.add(tab_id)
+                elif not self.context.pages:
+                    self._dead = True
+        raise AssertionError("unreachable")
 
     def tab_list(self) -> list[dict]:
         rows = []

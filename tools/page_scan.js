@@ -86,6 +86,8 @@
 
   function findMain() {
     const total = (info.get(body) || {}).score || 0;
+    const landmark = [...document.querySelectorAll('main, [role=main]')].find((el) => info.get(el));
+    if (total < 300) return landmark || body;  // too little prose to judge by: trust the markup
     let node = body;
     while (total > 0) {
       let best = null, bs = 0;
@@ -100,6 +102,13 @@
   }
 
   function findModal() {
+    const backdrop = fixed.some((el) => info.get(el) && info.get(el).r.width >= innerWidth * 0.9
+      && info.get(el).r.height >= innerHeight * 0.9 && !info.get(el).chars);
+    for (const el of document.querySelectorAll('dialog, [role=dialog], [role=alertdialog], [aria-modal=true]')) {
+      let modal = false;
+      try { modal = el.matches(':modal'); } catch (e) { /* older browsers */ }
+      if (info.get(el) && (modal || backdrop || el.getAttribute('aria-modal') === 'true')) return el;
+    }
     const hit = document.elementFromPoint(innerWidth / 2, innerHeight / 2);
     let outer = null;
     for (let el = hit; el && el !== body; el = el.parentElement || (el.getRootNode() || {}).host) {
@@ -212,7 +221,8 @@
     const n = ref(el) || 0, tail = items.slice(keep);
     const sel = `document.querySelectorAll('[data-ga="${n}"] > ${items[keep].tagName.toLowerCase()}')`;
     const note = `(… ${tail.length} more similar items hidden; all ${items.length}: ${sel})`;
-    if (cur.level >= 2) { cur.parts.push(note); cur.folded += tail.length; tail.forEach(countRefs); return; }
+    const rec = info.get(el), feed = items.length >= 30 && rec.link >= 0.6 * rec.chars;  // links only: fold now
+    if (cur.level >= 2 || feed) { cur.parts.push(note); cur.folded += tail.length; tail.forEach(countRefs); return; }
     cur.parts.push({ rest: tail.map(renderItem), total: items.length, selector: textOnly ? '' : sel });
   }
   // One folded item as text (nested folds expanded): web_scan decides how many of them fit.

@@ -183,10 +183,15 @@ def _describe(got: dict) -> str:
 
 def execute(session: BrowserSession, script: str, tab: str | None) -> dict:
     """The whole call, on the session thread: watch, run, settle, collect."""
-    tab_id, page = session.page(tab)
-    before = {"url": page.url, "tabs": set(session.tabs), "dialogs": len(session.dialogs)}
-    page.evaluate(SHORT_HTML_JS)
-    page.evaluate(WATCH_JS)
+    before = {"tabs": set(session.tabs), "dialogs": len(session.dialogs)}
+
+    def start(tab_id: str, page: Any) -> tuple[str, Any]:
+        before["url"] = page.url
+        page.evaluate(SHORT_HTML_JS)
+        page.evaluate(WATCH_JS)
+        return tab_id, page
+
+    tab_id, page = session.on_tab(tab, start)
     value, error = run_script(page, script)
     changes = _settle(session, tab_id, page)
     new_tabs = [t for t in session.tabs if t not in before["tabs"]]

@@ -70,9 +70,8 @@ def check_url(url: str, env: dict[str, str] | None = None) -> str:
     return url
 
 
-def navigate(session: BrowserSession, tab: str | None, url: str) -> tuple[str, Any, str]:
+def navigate(session: BrowserSession, tab_id: str, page: Any, url: str) -> str:
     """Open url in the tab: wait for the document, then (bounded) for load and a quiet network."""
-    tab_id, page = session.page(tab)
     status = ""
     try:
         response = page.goto(url, wait_until="domcontentloaded", timeout=NAV_TIMEOUT_MS)
@@ -86,7 +85,7 @@ def navigate(session: BrowserSession, tab: str | None, url: str) -> tuple[str, A
     except Exception:
         status = (status + ", " if status else "") + "still loading"
     session.settle(tab_id, page)
-    return tab_id, page, status
+    return status
 
 
 def run_scan(session: BrowserSession, page: Any, text_only: bool) -> dict:
@@ -94,7 +93,9 @@ def run_scan(session: BrowserSession, page: Any, text_only: bool) -> dict:
         try:
             return page.evaluate(scan_script(), {"textOnly": text_only})
         except Exception as e:  # a navigation replaced the document under us: wait and retry once
-            if attempt or "context was destroyed" not in str(e).lower() and "navigat" not in str(e).lower():
+            if "crash" in str(e).lower():
+                raise  # the session reopens the tab
+            if attempt or ("context was destroyed" not in str(e).lower() and "navigat" not in str(e).lower()):
                 raise ToolError(f"Could not read the page: {str(e).splitlines()[0]}") from None
             page.wait_for_load_state("load", timeout=LOAD_WAIT_MS)
     raise AssertionError("unreachable")
@@ -228,13 +229,12 @@ def format_scan(scan: dict, budget: int, text_only: bool, ctx: ToolContext | Non
 
 def scan_tab(session: BrowserSession, args: dict, url: str | None) -> dict:
     """Everything web_scan needs from the browser, in one job on the session thread."""
-    status = ""
-    if url:
-        tab_id, page, status = navigate(session, args.get("tab"), url)
-    else:
-        tab_id, page = session.page(args.get("tab"))
-    scan = run_scan(session, page, bool(args.get("text_only")))
-    return {"tab": tab_id, "scan": scan, "status": status, "tabs": session.tab_list(), "notes": session.take_notes()}
+    def read(tab_id: str, page: Any) -> dict:
+        status = navigate(session, tab_id, page, url) if url else ""
+        return {"tab": tab_id, "scan": run_scan(session, page, bool(args.get("text_only"))), "status": status}
+
+    got = session.on_tab(args.get("tab"), read)
+    return got | {"tabs": session.tab_list(), "notes": session.take_notes()}
 
 
 def run(args: dict, ctx: ToolContext) -> ToolResult:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import signal
+import threading
 
 import pytest
 
@@ -14,7 +16,7 @@ from ga.prompts import render
 from ga.runs import Run
 from ga.testing import ScriptedModel, tool_call
 from tests.conftest import ScriptedTerminal
-from tools import ask_user, update_working_checkpoint
+from tools import ask_user, code_run, update_working_checkpoint
 
 COUNTER = {"type": "object", "properties": {}, "additionalProperties": False}
 
@@ -35,7 +37,8 @@ def counting_tool(name: str, side_effect: SideEffect, counter: list) -> ToolSpec
 def start(settings, steps, *, run=None, extra=(), answer=None, interactive=False, answers=()):
     model = ScriptedModel(steps)
     run = run or Run.create(settings.runs_dir, "the task", {})
-    agent = Agent(settings=settings, model=model, dispatcher=Dispatcher([update_working_checkpoint.SPEC, ask_user.SPEC, *extra]), run=run,
+    dispatcher = Dispatcher([update_working_checkpoint.SPEC, ask_user.SPEC, *extra])
+    agent = Agent(settings=settings, model=model, dispatcher=dispatcher, run=run,
                   ui=ScriptedTerminal(list(answers)), interactive=interactive, answer=answer)
     return agent.start(), model, run
 
@@ -124,3 +127,17 @@ def test_reused_call_ids_are_made_unique(settings):
 def test_prompt_templates_refuse_undefined_variables():
     with pytest.raises(KeyError, match="workdir"):
         render("system.md", platform="x", date="y")
+
+
+def test_ctrl_c_during_a_program_kills_it_records_the_result_and_stops_the_run(settings):
+    main = threading.main_thread().ident
+    timer = threading.Timer(1.0, lambda: signal.pthread_kill(main, signal.SIGINT))
+    steps = [{"tool_calls": [tool_call("code_run", script="sleep 30", type="bash")]}]
+    timer.start()
+    try:
+        outcome, _, run = start(settings, steps, extra=[code_run.SPEC])
+    finally:
+        timer.cancel()
+    assert (outcome.status, outcome.exit_code) == ("interrupted", 130)
+    (result,) = [e for e in run.events() if e["type"] == "result"]
+    assert "interrupted by the user" in result["content"]

@@ -170,6 +170,7 @@ def test_checkpoint_too_long_states_size_and_limit(make_ctx):
 
 def test_ask_user_on_a_terminal_maps_a_number_to_the_candidate(make_ctx):
     ctx = make_ctx(interactive=True, answers=["2"])
-    result = one(Dispatcher([ask_user.SPEC]), ctx, "ask_user", json.dumps({"question": "Which?", "candidates": ["a", "b"]}))
+    arguments = json.dumps({"question": "Which?", "candidates": ["a", "b"]})
+    result = one(Dispatcher([ask_user.SPEC]), ctx, "ask_user", arguments)
     assert result.content == "The user answered: b"
     assert ctx.ui.asked == [("ask", "Which?", ["a", "b"])]

@@ -38,7 +38,7 @@ def test_results_follow_their_calls_in_the_order_asked(tmp_path):
 
 def test_opening_a_missing_run_names_recent_ones(tmp_path):
     Run.create(tmp_path, "task", {})
-    with pytest.raises(ConfigError, match="No run 'nope'.*recent runs: 2"):
+    with pytest.raises(ConfigError, match=r"No run 'nope'.*recent runs: 2"):
         Run.open(tmp_path, "nope")
     with pytest.raises(ConfigError):
         Run.open(tmp_path, "../etc")

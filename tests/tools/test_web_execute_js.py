@@ -1,0 +1,106 @@
+"""web_execute_js in a real Chromium: values, errors, and what changed (navigation, tabs, dialogs, toasts, DOM)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from ga.dispatch import Dispatcher
+from ga.protocols import ToolCall
+from tests.tools.test_browser import CHROMIUM, scan, site, web  # noqa: F401  (shared fixtures)
+from tests.tools.test_web_scan import ref_of
+from tools import web_execute_js
+
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium: apt-get install chromium")
+
+
+def js(ctx, script: str, **args):
+    return web_execute_js.run({"script": script, **args}, ctx)
+
+
+def test_expressions_statements_await_and_return(web, site):
+    scan(web, url=f"{site}/login.html")
+    assert js(web, "document.title").content.startswith('Value: "Sign in - Acme"')
+    assert "Value: 2" in js(web, "let a = 1;\nawait new Promise(r => setTimeout(r, 20));\na + 1").content
+    assert "Value: 5" in js(web, "const x = 5; return x").content
+    assert 'Value: {"n": 1, "list": [1, 2]}' in js(web, "({n: 1, list: [1, 2]})").content
+
+
+def test_dom_nodes_come_back_as_short_html_with_refs(web, site):
+    scan(web, url=f"{site}/login.html")
+    out = js(web, "document.querySelector('form')").content
+    assert '<form id="login"' in out and 'data-ga=' in out and "onsubmit" not in out
+    assert len(out) < 1500
+
+
+def test_errors_are_reported(web, site):
+    result = js(web, "throw new Error('boom')")
+    assert result.is_error and "Error: boom" in result.content
+
+
+def test_fill_and_submit_a_form_reports_the_change(web, site):
+    out = scan(web, url=f"{site}/login.html")
+    email, button = ref_of(out, r"\[input email"), ref_of(out, r"\[button: Log in")
+    result = js(web, f"$ga({email}).value = 'ada@example.com'; $ga({button}).click()")
+    assert "Welcome, ada@example.com" in result.content and "Changed" in result.content
+
+
+def test_toast_that_vanishes_is_still_reported(web, site):
+    out = scan(web, url=f"{site}/toast.html")
+    save = ref_of(out, r"\[button: Save")
+    result = js(web, f"$ga({save}).click()")
+    assert "Messages shown: 'Profile saved'" in result.content
+
+
+def test_dialogs_are_answered_and_reported(web, site):
+    scan(web, url=f"{site}/tabs.html")
+    alert = js(web, "document.getElementById('alert').click()").content
+    assert "Dialog alert: 'Saved!' → accepted" in alert
+    confirm = js(web, "document.getElementById('confirm').click(); document.getElementById('out').textContent").content
+    assert "Dialog confirm: 'Delete item?' → accepted" in confirm and '"deleted"' in confirm
+    prompt = js(web, "document.getElementById('prompt').click(); document.getElementById('out').textContent").content
+    assert "accepted with 'Ada'" in prompt and '"Ada"' in prompt
+
+
+def test_link_to_a_new_tab_is_reported_and_becomes_current(web, site):
+    scan(web, url=f"{site}/tabs.html")
+    result = js(web, "document.getElementById('newtab').click()").content
+    new_tab = re.search(r"New tab (t\d+): \S+/login.html", result)
+    assert new_tab, result
+    assert "Sign in to Acme" in scan(web)
+    assert f"{new_tab.group(1)}*" in scan(web, tabs_only=True)
+
+
+def test_single_page_route_change(web, site):
+    scan(web, url=f"{site}/spa.html")
+    out = js(web, "document.getElementById('settings-link').click()").content
+    assert re.search(r"Navigated: \S+/spa/settings \(same page \(route change\)", out)
+    assert "Change your display preferences" in out
+
+
+def test_full_navigation(web, site):
+    scan(web, url=f"{site}/tabs.html")
+    out = js(web, "location.href = '/cookie.html'").content
+    assert re.search(r"Navigated: \S+/cookie.html \(new page loaded; title 'Shop'\)", out)
+
+
+def test_large_values_are_saved_with_a_preview(web, site):
+    result = js(web, "'x'.repeat(20000)")
+    assert "preview" in result.content and len(result.content) < 2500
+    assert Path(result.details["full_output"]).read_text().count("x") == 20000
+
+
+def test_timeout(web, site, monkeypatch):
+    monkeypatch.setattr(web_execute_js, "TIMEOUT_MS", 300)
+    result = js(web, "await new Promise(() => {})")
+    assert result.is_error and "timed out" in result.content
+
+
+def test_plan_mode_refuses_it(make_ctx):
+    ctx = make_ctx(mode="plan")
+    [result] = Dispatcher([web_execute_js.SPEC]).dispatch(
+        [ToolCall(id="c1", name="web_execute_js", arguments='{"script": "1"}')], ctx)
+    assert result.is_error and "plan mode" in result.content
+    assert "browser" not in ctx.resources
