@@ -125,7 +125,8 @@ def main() -> None:
     text_out = Path(opts.out).with_suffix(".text_only.json")
     text_out.write_text(json.dumps(outputs_text, ensure_ascii=False), encoding="utf-8")
     for label, path in (("normal", opts.out), ("text_only", text_out)):
-        done = subprocess.run([sys.executable, str(SCORER), str(corpus), str(path)], capture_output=True, text=True)
+        command = [sys.executable, str(SCORER), str(corpus), str(path)]
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
         print(f"reference scorer ({label}): {done.stdout.strip().splitlines()[-1]}")
 
 

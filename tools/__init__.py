@@ -11,6 +11,8 @@ TOOL_MODULES = (
     "file_patch",
     "file_write",
     "code_run",
+    "web_scan",
+    "web_execute_js",
     "update_working_checkpoint",
     "ask_user",
 )

@@ -182,13 +182,13 @@ class BrowserSession:
             profile = self.settings.home / "browser-profile"
             profile.mkdir(parents=True, exist_ok=True)
             try:
-                return chromium.launch_persistent_context(str(profile), **options)
+                return chromium.launch_persistent_context(str(profile), bypass_csp=True, **options)
             except Exception as e:  # most often: another run holds the profile lock
                 log.info("persistent profile failed: %s", e)
                 self._note(f"The browser profile {profile} could not be used (in use by another run?); "
                            "this run uses a fresh profile, so earlier logins are missing.")
         self._browser = chromium.launch(**options)
-        return self._browser.new_context()
+        return self._browser.new_context(bypass_csp=True)  # web_execute_js compiles scripts in the page
 
     def _mark_dead(self) -> None:
         if not self._closed:

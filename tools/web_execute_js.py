@@ -24,15 +24,15 @@ VALUE_CHARS = 4_000
 """Longer values are saved to a file; the model sees a preview and the path."""
 
 DESCRIPTION = (
-    "Run JavaScript in a browser tab (default: current). `await` works; the last expression's value is returned "
-    "(DOM nodes as short HTML). Use refs from web_scan: $ga(12).click(), $ga(14).value='x'. Reports what "
-    "changed: navigation, new tabs, dialogs (auto-accepted), toasts, the main DOM change. Timeout 30s.")
+    "Run JavaScript in a tab; `await` works; the last expression's value is returned. Use web_scan refs: "
+    "$ga(13).click(). Reports navigation, new tabs, dialogs (accepted), toasts and the main DOM change. "
+    "Timeout 30 s.")
 
 PARAMETERS = {
     "type": "object",
     "properties": {
-        "script": {"type": "string", "description": "JavaScript to run in the page"},
-        "tab": {"type": "string", "description": "tab id such as t2 (default: current tab)"},
+        "script": {"type": "string"},
+        "tab": {"type": "string", "description": "tab id, e.g. t2"},
     },
     "required": ["script"],
     "additionalProperties": False,
@@ -57,7 +57,7 @@ WATCH_JS = """() => {
     for (const m of records) {
       if (m.type === 'childList') for (const n of m.addedNodes) {
         const el = n.nodeType === 1 ? n : n.parentElement;
-        note(el); if (n.nodeType === 1) w.added.push(n);
+        note(el); if (n.nodeType === 1) w.added.push(n); else if (el) w.changed.push(el);
       } else if (m.type === 'characterData') { note(m.target.parentElement); w.changed.push(m.target.parentElement); }
       else if (m.attributeName !== 'data-ga') { note(m.target); w.changed.push(m.target); }
     }
@@ -78,7 +78,8 @@ COLLECT_JS = """() => {
   w.obs.disconnect(); delete window.__gaWatch;
   const seen = new Set(), picks = [];
   for (const el of [...w.added, ...w.changed]) {
-    if (!el || seen.has(el) || !el.isConnected || !el.checkVisibility || !el.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })) continue;
+    if (!el || seen.has(el) || !el.isConnected) continue;
+    if (el.checkVisibility && !el.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })) continue;
     seen.add(el); picks.push(el);
   }
   const top = picks.filter((el) => !picks.some((o) => o !== el && o.contains(el)));
@@ -88,7 +89,7 @@ COLLECT_JS = """() => {
     change: best ? { added: w.added.includes(best), html: window.__gaShort(best, 700) } : null };
 }"""
 
-SERIALIZE_JS = """function (limit) {
+SERIALIZE_JS = """() => { window.__gaSerialize = function (value) {
   const G = window.__ga || (window.__ga = { next: 1, refs: new Map() });
   window.$ga = window.$ga || ((n) => G.refs.get(+n) || document.querySelector(`[data-ga="${n}"]`));
   const ser = (v, depth) => {
@@ -104,24 +105,59 @@ SERIALIZE_JS = """function (limit) {
     }
     if (v && typeof v === 'object') {
       const out = {}; let n = 0;
-      for (const k in v) { if (n++ >= 50) { out['…'] = 'more keys'; break; } try { out[k] = ser(v[k], depth + 1); } catch (e) {} }
+      for (const k in v) {
+        if (n++ >= 50) { out['…'] = 'more keys'; break; }
+        try { out[k] = ser(v[k], depth + 1); } catch (e) { out[k] = '(unreadable)'; }
+      }
       return out;
     }
     return v;
   };
-  return JSON.stringify(ser(this, 0));
+  const out = ser(value, 0);
+  return out === 'undefined' ? 'undefined' : JSON.stringify(out);
+}; }"""
+
+RUN_JS = r"""(source) => {
+  const AsyncFunction = (async () => {}).constructor;
+  const compiles = (body) => { try { new AsyncFunction(body); return true; } catch (e) { return false; } };
+  // One expression, or statements whose last one is an expression: try split points from the end.
+  let body = `return (\n${source}\n);`;
+  if (!compiles(body)) {
+    body = source;
+    for (let i = source.length - 1, tries = 0; i > 0 && tries < 300; i--) {
+      if (!/[;\n}]/.test(source[i])) continue;
+      tries++;
+      const tail = source.slice(i + 1).trim().replace(/;+$/, '');
+      const candidate = `${source.slice(0, i + 1)}\nreturn (\n${tail}\n);`;
+      if (tail && compiles(candidate)) { body = candidate; break; }
+    }
+  }
+  const state = window.__gaRun = { done: false };
+  let fn;
+  try { fn = new AsyncFunction(body); } catch (e) { state.error = String(e); state.done = true; return; }
+  fn().then((v) => { state.value = window.__gaSerialize(v); },
+    (e) => { state.error = e instanceof Error ? `${e.name}: ${e.message}` : `thrown: ${String(e)}`; })
+    .finally(() => { state.done = true; });
 }"""
 
 SHORT_HTML_JS = """() => { window.__gaShort = (node, limit) => {
   const G = window.__ga || (window.__ga = { next: 1, refs: new Map() });
-  const keepAttr = /^(id|class|name|type|href|src|value|placeholder|role|aria-label|title|alt|for|action|method|checked|selected|disabled|data-ga)$/;
+  const keepAttr = new RegExp('^(id|class|name|type|href|src|value|placeholder|role|aria-label|title|alt|for|'
+    + 'action|method|checked|selected|disabled|data-ga)$');
   const url = (u) => u.startsWith('data:') ? 'data:…' : (u.length > 60 ? u.slice(0, 59) + '…' : u);
-  const ref = (el) => { let n = +el.getAttribute('data-ga');
-    if (!n || (G.refs.get(n) && G.refs.get(n) !== el)) { n = G.next++; el.setAttribute('data-ga', n); } G.refs.set(n, el); };
+  const ref = (el) => {
+    let n = +el.getAttribute('data-ga');
+    if (!n || (G.refs.get(n) && G.refs.get(n) !== el)) { n = G.next++; el.setAttribute('data-ga', n); }
+    G.refs.set(n, el);
+  };
   let budget = limit;
   const walk = (n, depth) => {
     if (budget <= 0) return '';
-    if (n.nodeType === 3) { const t = n.data.replace(/\\s+/g, ' '); budget -= t.length; return t.length > 80 ? t.slice(0, 79) + '…' : t; }
+    if (n.nodeType === 3) {
+      const t = n.data.replace(/\\s+/g, ' ');
+      budget -= t.length;
+      return t.length > 80 ? t.slice(0, 79) + '…' : t;
+    }
     if (n.nodeType !== 1) return '';
     if (/^(SCRIPT|STYLE|svg|NOSCRIPT)$/.test(n.tagName)) return '';
     if (/^(A|BUTTON|INPUT|SELECT|TEXTAREA|FORM|DIALOG)$/.test(n.tagName) || depth === 0) ref(n);
@@ -130,7 +166,8 @@ SHORT_HTML_JS = """() => { window.__gaShort = (node, limit) => {
       ` ${a.name}="${a.name === 'class' ? a.value.split(/\\s+/).slice(0, 2).join(' ') : url(a.value)}"`).join('');
     budget -= tag.length + attrs.length;
     if (/^(input|img|br|hr)$/.test(tag)) return `<${tag}${attrs}>`;
-    const inner = depth >= 4 ? (n.childNodes.length ? '…' : '') : [...n.childNodes].map((c) => walk(c, depth + 1)).join('');
+    const inner = depth >= 4 ? (n.childNodes.length ? '…' : '')
+      : [...n.childNodes].map((c) => walk(c, depth + 1)).join('');
     return `<${tag}${attrs}>${inner.trim()}</${tag}>`;
   };
   const out = walk(node, 0);
@@ -139,46 +176,22 @@ SHORT_HTML_JS = """() => { window.__gaShort = (node, limit) => {
 
 
 def run_script(page: Any, script: str) -> tuple[str, str | None]:
-    """(value as JSON text, error text) — evaluated in REPL mode; a top-level `return` gets an async wrapper."""
-    cdp = page.context.new_cdp_session(page)
+    """(value as JSON text, error text). Started in the page, then awaited here with a timeout."""
+    page.evaluate(RUN_JS, script)
     try:
-        got = _evaluate(cdp, script)
-        if got.get("exceptionDetails") and "Illegal return" in _describe(got):
-            got = _evaluate(cdp, f"(async () => {{\n{script}\n}})()")
-        if got.get("exceptionDetails"):
-            return "", _describe(got)
-        obj = got["result"]
-        if obj.get("subtype") == "promise" or "objectId" in obj:
-            got = cdp.send("Runtime.callFunctionOn", {
-                "objectId": obj["objectId"], "awaitPromise": True, "returnByValue": False,
-                "functionDeclaration": "function (ms) { return Promise.race([Promise.resolve(this), new Promise("
-                                       "(_, no) => setTimeout(() => no(new Error('timed out after ' + ms + ' ms')), "
-                                       "ms))]); }",
-                "arguments": [{"value": TIMEOUT_MS}]})
-            if got.get("exceptionDetails"):
-                return "", _describe(got)
-            obj = got["result"]
-        if "objectId" not in obj:
-            return json.dumps(obj.get("value", obj.get("description", obj.get("type"))), ensure_ascii=False), None
-        got = cdp.send("Runtime.callFunctionOn", {"objectId": obj["objectId"], "functionDeclaration": SERIALIZE_JS,
-                                                  "returnByValue": True})
-        return got["result"].get("value") or "undefined", None
-    finally:
-        try:
-            cdp.detach()
-        except Exception:
-            pass
-
-
-def _evaluate(cdp: Any, expression: str) -> dict:
-    return cdp.send("Runtime.evaluate", {"expression": expression, "replMode": True, "awaitPromise": False,
-                                         "userGesture": True, "timeout": TIMEOUT_MS, "objectGroup": "ga"})
-
-
-def _describe(got: dict) -> str:
-    details = got["exceptionDetails"]
-    text = (details.get("exception") or {}).get("description") or details.get("text", "error")
-    return text.splitlines()[0] + f" (line {details.get('lineNumber', 0) + 1})"
+        page.wait_for_function("() => !window.__gaRun || window.__gaRun.done", timeout=TIMEOUT_MS, polling=25)
+    except Exception as e:
+        if "timeout" not in str(e).lower():
+            return "undefined", None  # the document was replaced while waiting: a navigation
+        return "", (f"timed out after {TIMEOUT_MS // 1000 or TIMEOUT_MS / 1000}s (the script may still be running "
+                    "in the page). Await less, or poll in shorter calls.")
+    try:
+        state = page.evaluate("() => window.__gaRun || null")
+    except Exception:
+        state = None
+    if not state:
+        return "undefined", None
+    return state.get("value") or "undefined", state.get("error")
 
 
 def execute(session: BrowserSession, script: str, tab: str | None) -> dict:
@@ -188,6 +201,7 @@ def execute(session: BrowserSession, script: str, tab: str | None) -> dict:
     def start(tab_id: str, page: Any) -> tuple[str, Any]:
         before["url"] = page.url
         page.evaluate(SHORT_HTML_JS)
+        page.evaluate(SERIALIZE_JS)
         page.evaluate(WATCH_JS)
         return tab_id, page
 
@@ -238,10 +252,25 @@ def report(got: dict, ctx: ToolContext) -> ToolResult:
         lines.append(f"Value ({len(value)} chars, preview): {value[:1500]}…\n[full value: {path} — read it with "
                      "file_read]")
     else:
-        lines.append(f"Value: {value}")
+        lines.append(f"Value: {readable(value)}")
     lines += describe_changes(got)
     return ToolResult(content="\n".join(lines), details=details | {"changes": got["changes"]},
                       is_error=bool(got["error"]))
+
+
+def readable(value: str) -> str:
+    """DOM nodes arrive as {"__html": ...}: show them as HTML, not as escaped JSON."""
+    if "__html" not in value:
+        return value
+    try:
+        data = json.loads(value)
+    except ValueError:
+        return value
+    if isinstance(data, dict) and set(data) == {"__html"}:
+        return data["__html"]
+    if isinstance(data, list) and all(isinstance(x, dict) and "__html" in x for x in data):
+        return "\n".join(f"[{i}] {x['__html']}" for i, x in enumerate(data))
+    return value
 
 
 def describe_changes(got: dict) -> list[str]:

@@ -9,10 +9,12 @@ import pytest
 
 from ga.dispatch import Dispatcher
 from ga.protocols import ToolCall
-from tests.tools.test_browser import CHROMIUM, scan, site, web  # noqa: F401  (shared fixtures)
+from tests.tools import test_browser as shared
+from tests.tools.test_browser import CHROMIUM, scan
 from tests.tools.test_web_scan import ref_of
 from tools import web_execute_js
 
+site, web = shared.site, shared.web  # the shared fixtures: local site, module browser
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium: apt-get install chromium")
 
 
@@ -25,7 +27,7 @@ def test_expressions_statements_await_and_return(web, site):
     assert js(web, "document.title").content.startswith('Value: "Sign in - Acme"')
     assert "Value: 2" in js(web, "let a = 1;\nawait new Promise(r => setTimeout(r, 20));\na + 1").content
     assert "Value: 5" in js(web, "const x = 5; return x").content
-    assert 'Value: {"n": 1, "list": [1, 2]}' in js(web, "({n: 1, list: [1, 2]})").content
+    assert 'Value: {"n":1,"list":[1,2]}' in js(web, "({n: 1, list: [1, 2]})").content
 
 
 def test_dom_nodes_come_back_as_short_html_with_refs(web, site):
