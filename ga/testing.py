@@ -113,11 +113,10 @@ class _Script:
                 )
 
 
-class ScriptedModel:
-    """An in-process Model answering from a script (faults need ScriptedServer); records messages and tools."""
+class _Scripted:
+    """What both fakes offer tests: the recorded requests, more steps, and a check that the script was used up."""
 
-    def __init__(self, steps: Iterable[dict] = ()):
-        self._script = _Script(steps)
+    _script: _Script
 
     @property
     def requests(self) -> list[dict]:
@@ -128,6 +127,13 @@ class ScriptedModel:
 
     def assert_complete(self) -> None:
         self._script.assert_complete()
+
+
+class ScriptedModel(_Scripted):
+    """An in-process Model answering from a script (faults need ScriptedServer); records messages and tools."""
+
+    def __init__(self, steps: Iterable[dict] = ()):
+        self._script = _Script(steps)
 
     def complete(self, messages: list[dict], tools: list[dict], on_text: Callable[[str], None] | None = None) -> Reply:
         request = {"messages": copy.deepcopy(messages), "tools": copy.deepcopy(tools)}
@@ -299,7 +305,7 @@ class _Server(ThreadingHTTPServer):
     script: _Script
 
 
-class ScriptedServer:
+class ScriptedServer(_Scripted):
     """A real OpenAI-compatible HTTP server on 127.0.0.1 answering from a script. Use as a context manager."""
 
     def __init__(self, steps: Iterable[dict] = (), *, port: int = 0):
@@ -312,16 +318,6 @@ class ScriptedServer:
         if self._httpd is None:
             raise RuntimeError("ScriptedServer is not started: use `with ScriptedServer(steps) as server:`")
         return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
-
-    @property
-    def requests(self) -> list[dict]:
-        return self._script.requests
-
-    def add(self, steps: Iterable[dict]) -> None:
-        self._script.add(steps)
-
-    def assert_complete(self) -> None:
-        self._script.assert_complete()
 
     def start(self) -> ScriptedServer:
         self._httpd = _Server(("127.0.0.1", self._port), _Handler)

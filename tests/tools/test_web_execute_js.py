@@ -5,17 +5,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
-
 from ga.dispatch import Dispatcher
 from ga.protocols import ToolCall
 from tests.tools import test_browser as shared
-from tests.tools.test_browser import CHROMIUM, scan
+from tests.tools.test_browser import scan
 from tests.tools.test_web_scan import ref_of
 from tools import web_execute_js
 
 site, web = shared.site, shared.web  # the shared fixtures: local site, module browser
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium: apt-get install chromium")
+pytestmark = shared.NEEDS_CHROMIUM
 
 
 def js(ctx, script: str, **args):

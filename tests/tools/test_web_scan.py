@@ -8,11 +8,11 @@ import pytest
 
 from ga.errors import PermissionDenied
 from tests.tools import test_browser as shared
-from tests.tools.test_browser import CHROMIUM, scan
+from tests.tools.test_browser import scan
 from tools import web_execute_js, web_scan
 
 site, web = shared.site, shared.web  # the shared fixtures: local site, module browser
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium: apt-get install chromium")
+pytestmark = shared.NEEDS_CHROMIUM
 
 
 def ref_of(text: str, pattern: str) -> str:

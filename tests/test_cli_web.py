@@ -1,0 +1,43 @@
+"""The web tools through the real run.py: a page served on 127.0.0.1, a real Chromium, the browser closed at the end."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import threading
+from pathlib import Path
+
+import pytest
+
+from ga.testing import ScriptedServer, tool_call
+from tests.test_cli import ga
+from tests.tools.test_browser import NEEDS_CHROMIUM
+
+PAGES = Path(__file__).parent / "tools" / "pages"
+pytestmark = NEEDS_CHROMIUM
+
+
+@pytest.fixture
+def site():
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(PAGES))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def test_scan_fill_and_submit_a_login_form(tmp_path, workspace, site):
+    fill = ("document.querySelector('input[name=email]').value = 'ann@example.com';"
+            "document.querySelector('button[type=submit]').click();"
+            "document.getElementById('msg').textContent")
+    steps = [{"tool_calls": [tool_call("web_scan", url=f"{site}/login.html")]},
+             {"tool_calls": [tool_call("web_execute_js", script=fill)]},
+             {"content": "Logged in."}]
+    with ScriptedServer(steps) as server:
+        proc = ga(["log in to the site"], server, tmp_path / "home", workspace, timeout=120)
+        server.assert_complete()
+    assert proc.returncode == 0, proc.stderr
+    scanned = server.requests[1]["messages"][-1]["content"]
+    assert "Sign in to Acme" in scanned and "Log in" in scanned and "SECRET-TOKEN" not in scanned
+    assert "Welcome, ann@example.com" in server.requests[2]["messages"][-1]["content"]
+    assert (tmp_path / "home" / "browser-profile").is_dir()  # cookies persist between runs by default
