@@ -94,7 +94,8 @@ def scan(ctx: ToolContext, url: str | None, text_only: bool) -> tuple[str, dict,
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("corpus", nargs="?", default=str(DEFAULT_CORPUS))
-    parser.add_argument("--out", default="web_scan_outputs.json", help="outputs for the reference scorer")
+    parser.add_argument("--out", default=str(Path(__file__).parent / "out" / "web_scan_outputs.json"),
+                        help="outputs for the reference scorer")
     parser.add_argument("--pages", default="", help="comma-separated page folders (default: all)")
     opts = parser.parse_args()
     corpus = Path(opts.corpus).resolve()
@@ -121,6 +122,7 @@ def main() -> None:
         session.close()
         server.shutdown()
     report(rows, first_call)
+    Path(opts.out).parent.mkdir(parents=True, exist_ok=True)
     Path(opts.out).write_text(json.dumps(outputs, ensure_ascii=False), encoding="utf-8")
     text_out = Path(opts.out).with_suffix(".text_only.json")
     text_out.write_text(json.dumps(outputs_text, ensure_ascii=False), encoding="utf-8")
