@@ -82,6 +82,8 @@ class OpenAIModel:
         """Turned off for good once the server rejects stream_options."""
         self.send_parallel_tool_calls = True
         """Turned off for good once the server rejects parallel_tool_calls."""
+        self.streaming = settings.stream
+        """Turned off for good when a streamed request comes back with no stream events at all."""
         # Local servers need no key, but the SDK refuses an empty one.
         self.client = openai.OpenAI(
             base_url=settings.base_url or None,
@@ -113,10 +115,14 @@ class OpenAIModel:
     def _request(self, messages: list[dict], tools: list[dict], on_text: Callable[[str], None] | None) -> Reply:
         builder = ReplyBuilder(on_text)
         response = self.client.chat.completions.create(**self._arguments(messages, tools))
-        if self.settings.stream:
+        if self.streaming:
             with response:
                 for chunk in response:
                     builder.add_chunk(chunk)
+            if builder.chunks == 0:  # a server that ignores stream=true and answers with plain JSON
+                self.streaming = False
+                log.info("server sent no stream events; sending requests without streaming")
+                return self._request(messages, tools, on_text)
         else:
             builder.add_completion(response)
         return builder.build(messages, tools)
@@ -127,7 +133,7 @@ class OpenAIModel:
             arguments["tools"] = tools
             if self.send_parallel_tool_calls:
                 arguments["parallel_tool_calls"] = True
-        if self.settings.stream:
+        if self.streaming:
             arguments["stream"] = True
             if self.send_stream_options:
                 arguments["stream_options"] = {"include_usage": True}
@@ -138,7 +144,7 @@ class OpenAIModel:
         if err.status_code not in (400, 422):
             return False
         text = f"{err.message} {err.body}"
-        if self.settings.stream and self.send_stream_options and "stream_options" in text:
+        if self.streaming and self.send_stream_options and "stream_options" in text:
             self.send_stream_options = False
             log.info("server rejects stream_options; sending requests without it")
             return True

@@ -74,8 +74,10 @@ class ReplyBuilder:
         self._by_id: dict[str, _PendingCall] = {}
         self._finish_reason: str | None = None
         self._usage: Any = None
+        self.chunks = 0
 
     def add_chunk(self, chunk: Any) -> None:
+        self.chunks += 1
         self._usage = getattr(chunk, "usage", None) or self._usage
         for choice in getattr(chunk, "choices", None) or []:
             if (getattr(choice, "index", 0) or 0) != 0:

@@ -7,7 +7,7 @@ A script is a list of steps, one per request:
      "finish_reason": "stop" | "tool_calls" | "length",   # default: tool_calls when there are calls, else stop
      "usage": {"prompt_tokens": N, "completion_tokens": N} or False,   # default: chars/4 of request and reply
      "args_as_object": True,       # send arguments as JSON objects instead of strings (a known server quirk)
-     "fault": "500" | "429" | "drop" | "cut" | "reject_stream_options" | "reject_parallel_tool_calls",
+     "fault": "500" | "429" | "drop" | "cut" | "reject_stream_options" | "no_stream" | ...,
      "retry_after": 1,             # Retry-After header sent with a status fault
      "delay": 0.5}                 # seconds to wait before answering
 
@@ -15,7 +15,9 @@ Faults (server only): a status ("500", "429", "401", ...) answers it with an Ope
 closes the connection without a response; "cut" streams the text and half of the first tool call's arguments,
 then closes without [DONE] (without streaming it drops). A "reject_<param>" step answers 400 naming the parameter
 to every request that carries it and stays in place; the first request without the parameter gets the step's
-reply and consumes it. Every other fault consumes its step. Past the last step: HTTP 500, and assert_complete fails.
+reply and consumes it. A "no_stream" step answers streamed requests with plain JSON (a server that ignores
+stream=true) and stays in place likewise. Every other fault consumes its step.
+Past the last step: HTTP 500, and assert_complete fails.
 
 Try ga without a model:  python -m ga.testing script.json [--port N]
 """
@@ -99,6 +101,8 @@ class _Script:
                 return None
             fault = self._steps[0].get("fault") or ""
             if fault.startswith("reject_") and fault.removeprefix("reject_") in request:
+                return self._steps[0]
+            if fault == "no_stream" and request.get("stream"):
                 return self._steps[0]
             self._served += 1
             return self._steps.popleft()
@@ -225,7 +229,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error(400, f"Unrecognized request argument supplied: {param}", param=param)
         elif fault == "drop" or (fault == "cut" and not stream):
             self.close_connection = True
-        elif stream:
+        elif stream and fault != "no_stream":
             self._send_stream(step, request, cut=fault == "cut")
         else:
             self._send_json(200, self._completion(step, request))

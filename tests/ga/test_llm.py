@@ -154,6 +154,15 @@ def test_rejected_stream_options_falls_back_and_stays_off(serve):
     server.assert_complete()
 
 
+def test_a_server_that_ignores_stream_true_is_read_without_streaming(serve):
+    server, model, notices = serve([{"fault": "no_stream", "content": "one"}, {"content": "two"}])
+    assert model.complete(MESSAGES, []).content == "one"
+    assert model.complete(MESSAGES, []).content == "two"
+    assert [bool(r.get("stream")) for r in server.requests] == [True, False, False]
+    assert notices == [] and model.retries == 0
+    server.assert_complete()
+
+
 def test_rejected_parallel_tool_calls_falls_back_and_stays_off(serve):
     server, model, _ = serve([{"fault": "reject_parallel_tool_calls", "content": "one"}, {"content": "two"}])
     assert model.complete(MESSAGES, TOOLS).content == "one"
