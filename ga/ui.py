@@ -87,7 +87,7 @@ class Terminal:
                 return "edit", self._input("new version (one line) > ")
 
     def _input(self, prompt: str) -> str:
-        self.err.print(prompt, end="")
+        self.err.print(prompt, end="", markup=False)
         line = sys.stdin.readline()
         if not line:
             raise EOFError("no answer: standard input is closed")

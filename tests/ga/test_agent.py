@@ -141,3 +141,20 @@ def test_ctrl_c_during_a_program_kills_it_records_the_result_and_stops_the_run(s
     assert (outcome.status, outcome.exit_code) == ("interrupted", 130)
     (result,) = [e for e in run.events() if e["type"] == "result"]
     assert "interrupted by the user" in result["content"]
+
+
+def test_the_token_limit_stops_with_exit_4(settings):
+    settings.max_tokens = 400
+    steps = [{"tool_calls": [tool_call("update_working_checkpoint", key_info="a")],
+              "usage": {"prompt_tokens": 390, "completion_tokens": 20}}]
+    outcome, model, _ = start(settings, steps)
+    assert (outcome.status, outcome.exit_code, outcome.usage.total) == ("limit", 4, 410)
+    assert "token limit" in outcome.answer and len(model.requests) == 1
+
+
+def test_the_time_limit_stops_with_exit_4(settings):
+    settings.max_time = 0.5
+    steps = [{"tool_calls": [tool_call("code_run", script="sleep 0.6", type="bash")]}]
+    outcome, model, _ = start(settings, steps, extra=[code_run.SPEC])
+    assert (outcome.status, outcome.exit_code) == ("limit", 4) and "time limit" in outcome.answer
+    assert len(model.requests) == 1
