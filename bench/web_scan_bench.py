@@ -35,6 +35,9 @@ SCORER = REPO / ".." / "shared" / "tools" / "score_web_scan.py"
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    # the corpus is saved as UTF-8 and most pages lack a charset meta: say so, as their servers did
+    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".html": "text/html; charset=utf-8"}
+
     def log_message(self, *args: object) -> None:
         pass
 
