@@ -76,12 +76,13 @@ def main(argv: list[str] | None = None) -> int:
         given = frozenset(k for k in ("workdir", "model") if getattr(args, k) is not None)
         outcome = run_task(settings, task=args.task, resume=args.resume, answer=args.answer, quiet=args.quiet,
                            given=given)
-    except ConfigError as e:
+    except (ConfigError, AgentStop) as e:  # AgentStop here: a failure before the loop started
         print(f"ga: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    except AgentStop as e:  # a failure before the loop started (e.g. the run could not be created)
-        print(f"ga: {e}", file=sys.stderr)
-        return e.exit_code
+        if args.json:  # a harness reading stdout still gets the documented object
+            usage = {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0}
+            print(json.dumps({"run_id": args.resume, "status": "error", "answer": str(e), "usage": usage,
+                              "tool_calls": 0}))
+        return e.exit_code if isinstance(e, AgentStop) else EXIT_USAGE
     if args.json:
         print(json.dumps(outcome.as_json(), ensure_ascii=False))
     return outcome.exit_code

@@ -177,6 +177,8 @@ def test_no_endpoint_configured_names_the_variables(home, workspace):
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "OPENAI_BASE_URL" in proc.stderr and "OPENAI_API_KEY" in proc.stderr and "Ollama" in proc.stderr
     assert not (home / "runs").exists()
+    as_json = json.loads(ga(["task", "--json"], None, home, workspace).stdout)
+    assert as_json["status"] == "error" and "OPENAI_BASE_URL" in as_json["answer"]
 
 
 def test_limits_end_with_exit_4(home, workspace):
