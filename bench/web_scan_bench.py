@@ -21,6 +21,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import ClassVar
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -36,7 +37,8 @@ SCORER = REPO / ".." / "shared" / "tools" / "score_web_scan.py"
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     # the corpus is saved as UTF-8 and most pages lack a charset meta: say so, as their servers did
-    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".html": "text/html; charset=utf-8"}
+    extensions_map: ClassVar[dict[str, str]] = {**http.server.SimpleHTTPRequestHandler.extensions_map,
+                                                ".html": "text/html; charset=utf-8"}
 
     def log_message(self, *args: object) -> None:
         pass

@@ -136,16 +136,30 @@
   const regions = [];
   let cur = null, buf = '', prefix = '', capture = 0, ads = 0;
   // Per level (0 main/dialog/overlay, 1 rest of the page, 2 header/nav, 3 other boilerplate):
-  const TEXT_CUT = [1e9, 1e9, 100, 60], LABEL_CUT = [160, 160, 60, 40], KEEP = [5, 5, 4, 3], LINK_CAP = [1e9, 1e9, 1e9, 6];
-  const IMPORTANCE = { dialog: 0, overlay: 1, main: 2, search: 3, page: 4, header: 5, nav: 5, menu: 5, footer: 7 };
+  const TEXT_CUT = [1e9, 1e9, 100, 60], LABEL_CUT = [160, 160, 60, 40], KEEP = [5, 5, 4, 3], LINK_CAP = [1e9, 1e9, 12, 6];
+  const LINE_CAP = [1e9, 1e9, 1e9, 10];
+  const IMPORTANCE = { dialog: 0, overlay: 1, main: 2, search: 3, page: 4, header: 5, nav: 5, menu: 5, links: 5, footer: 7 };
+  // Links an agent looks for in a menu, shown even past the link cap.
+  const KEY_LINK = /\b(log ?in|log ?out|sign ?in|sign ?up|sign ?out|register|account|profile|cart|basket|checkout|search|settings|anmelden|einloggen|registrieren|connexion|iniciar sesi[oó]n|ingresar|entrar)\b/i;
+  // A line holding only an ad label says nothing (the ad itself is dropped as an 'ad' region or image).
+  const AD_LABEL = /^(- )?\[?(advertisement|advertising|ads?|anzeige|werbung|publicidad|publicit[eé]|pubblicit[aà]|reklama|sponsored|annonce)\]?(#\d+)?$/i;
 
   function flush() {
     if (capture) { buf += ' '; return; }
     for (const line of buf.split('\n')) {
       const t = cur.pre ? line.replace(/\s+$/, '').replace(/(\S) {3,}/g, '$1  ') : line.replace(/ {2,}/g, ' ').trim();
-      if (t.trim()) cur.parts.push(prefix + t);
+      if (!t.trim() || saysNothing(prefix + t)) continue;
+      if (cur.parts.length >= LINE_CAP[cur.level]) cur.hiddenLines++; else cur.parts.push(prefix + t);
     }
     buf = '';
+  }
+  // An ad label; outside the main content also the line just before said again (refs aside). The main content
+  // keeps its repeats: an article may well say a thing twice.
+  function saysNothing(line) {
+    if (cur.pre) return false;
+    if (AD_LABEL.test(line) && (textOnly || cur.level > 0 || !/#\d/.test(line))) return true;
+    const norm = (x) => (typeof x === 'string' ? x.replace(/\]#\d+/g, ']') : x);
+    return cur.level > 0 && norm(cur.parts[cur.parts.length - 1]) === norm(line);
   }
   const add = (s) => { buf += s; };
   const inline = (s) => { if (buf && !/[\s([]$/.test(buf)) buf += ' '; buf += s; };
@@ -156,9 +170,18 @@
     if (!t) {
       const img = el.querySelector && el.querySelector('img[alt]');
       t = a || (img && img.alt) || el.getAttribute('value') || el.getAttribute('placeholder') || '';
-      if (!t && el.href) t = shortUrl(el.href);
+      if (!t && el.href) t = textOnly ? '' : urlLabel(el.href);  // a URL is no reading matter
     }
     return cut(clean(t).trim(), LABEL_CUT[cur.level]);
+  }
+  // An unlabelled link named by its target, briefly: host (if elsewhere) and path, no query; 'mailto:' etc. bare.
+  function urlLabel(u) {
+    try {
+      const url = new URL(u, location.href);
+      if (!/^https?:$/.test(url.protocol)) return url.protocol;
+      if (url.origin === location.origin && url.pathname === location.pathname) return url.hash || '/';
+      return cut((url.origin === location.origin ? '' : url.host) + url.pathname.replace(/\/$/, ''), 40) || '/';
+    } catch (e) { return cut(u, 40); }
   }
   function shortUrl(u) {
     try {
@@ -222,6 +245,11 @@
     const sel = `document.querySelectorAll('[data-ga="${n}"] > ${items[keep].tagName.toLowerCase()}')`;
     const note = `(… ${tail.length} more similar items hidden; all ${items.length}: ${sel})`;
     const rec = info.get(el), feed = items.length >= 30 && rec.link >= 0.6 * rec.chars;  // links only: fold now
+    if (cur.level >= 2 && tail.reduce((c, k) => c + info.get(k).chars + 12, 0) <= note.length) {
+      for (const k of tail) { walk(k); if (buf.length > 60) flush(); }  // a note would cost more than it hides
+      flush();
+      return;
+    }
     if (cur.level >= 2 || feed) { cur.parts.push(note); cur.folded += tail.length; tail.forEach(countRefs); return; }
     cur.parts.push({ rest: tail.map(renderItem), total: items.length, selector: textOnly ? '' : sel });
   }
@@ -271,8 +299,16 @@
     if (overlays.has(el)) return 'overlay';
     if (el === main) return 'main';
     const rec = info.get(el);
-    if (!rec || !rec.kind || cur.level >= 2) return null;  // no regions nested in boilerplate
+    if (!rec || (cur.level >= 2 && cur.kind !== 'links')) return null;  // none nested in marked-up boilerplate
+    if (!rec.kind) return cur.kind === 'page' && linkBlock(el, rec) ? 'links' : null;
     return rec.kind === 'header' && main.contains(el) && main !== body ? null : rec.kind;
+  }
+  // A block of the rest of the page that is mostly links (menus, teasers, "most read") is navigation whatever
+  // its markup says: it is folded like a nav region and left out of text_only.
+  function linkBlock(el, rec) {
+    if (!rec.block || rec.chars - rec.link > Math.max(30, 0.3 * rec.chars)) return false;  // icon links count too
+    if (el.contains(main) || (modal && el.contains(modal)) || [...overlays].some((o) => el.contains(o))) return false;
+    return el.querySelectorAll('a[href]').length >= 5;
   }
 
   function enter(el, kind) {
@@ -280,15 +316,23 @@
     const saved = [cur, prefix], rec = info.get(el);
     if (kind === 'ad') { ads++; return; }
     const name = el.getAttribute('aria-label') || (el.querySelector('h1,h2,h3') || {}).textContent || '';
-    const level = /^(main|dialog|overlay)$/.test(kind) ? 0 : /^(header|nav|menu|search)$/.test(kind) ? 2 : 3;
-    cur = { el, kind, level, label: cut(clean(name).trim(), 50), ref: ref(el), parts: [], refs: [], folded: 0, links: 0,
-      pre: false, covered: !!modal && kind !== 'dialog', chars: rec.chars, importance: IMPORTANCE[kind] ?? 6 };
+    const level = /^(main|dialog|overlay)$/.test(kind) ? 0 : /^(header|nav|menu|search|links)$/.test(kind) ? 2 : 3;
+    cur = newRegion(el, kind, level, name);
     regions.push(cur);
     prefix = '';
     interactiveOrBlock(el, rec);
     flush();
-    if (cur.links > LINK_CAP[cur.level]) cur.parts.push(`(+${cur.links - LINK_CAP[cur.level]} more links: $ga(${cur.ref}).querySelectorAll('a'))`);
+    const more = [cur.hiddenLines && `${cur.hiddenLines} more lines`, cur.hiddenLinks && `${cur.hiddenLinks} more links/controls`];
+    if (cur.hiddenLines || cur.hiddenLinks) {
+      const how = (cur.hiddenLines ? `.innerText, $ga(${cur.ref})` : '') + ".querySelectorAll('a, button')";
+      cur.parts.push(`(+${more.filter(Boolean).join(', ')}: $ga(${cur.ref})${how})`);
+    }
     [cur, prefix] = saved;
+  }
+  function newRegion(el, kind, level, name) {
+    return { el, kind, level, label: cut(clean(name).trim(), 50), ref: ref(el), parts: [], refs: [], folded: 0, links: 0,
+      hiddenLinks: 0, hiddenLines: 0, seen: new Set(), lastHref: '', lastLabel: '', sinceLink: 0, pre: false,
+      covered: !!modal && kind !== 'dialog', chars: info.get(el).chars, importance: IMPORTANCE[kind] ?? 6 };
   }
 
   function clickable(el, rec) {
@@ -302,6 +346,7 @@
   function walk(node) {
     if (node.nodeType === 3) {
       const t = cur.pre ? node.data : clean(node.data);
+      if (t.trim()) cur.sinceLink++;
       add(cut(t, TEXT_CUT[cur.level]));
       return;
     }
@@ -316,12 +361,17 @@
     const tag = el.tagName;
     if (tag === 'A' && (el.hasAttribute('href') || el.hasAttribute('onclick'))) {
       const l = label(el);
+      if (!l || repeatLink(el, l) || shownBefore(l)) return;
       if (textOnly) inline(l);
-      else if (l && ++cur.links <= LINK_CAP[cur.level]) { inline(`[${l}]#${ref(el)}${covered(el, rec)}`); cur.refs.push(+el.dataset.ga); }
+      else if (++cur.links > LINK_CAP[cur.level] && !KEY_LINK.test(l)) cur.hiddenLinks++;
+      else { inline(`[${l}]#${ref(el)}${covered(el, rec)}`); cur.refs.push(+el.dataset.ga); }
       return;
     }
     if (/^(BUTTON|INPUT|SELECT|TEXTAREA)$/.test(tag)) {
-      if (!textOnly && (tag !== 'INPUT' || el.type !== 'hidden')) { inline(control(el) + covered(el, rec)); cur.refs.push(+el.dataset.ga); }
+      cur.sinceLink++;
+      if (textOnly || (tag === 'INPUT' && el.type === 'hidden')) return;
+      const c = control(el);
+      if (!shownBefore(c.replace(/#\d+$/, ''))) { inline(c + covered(el, rec)); cur.refs.push(+el.dataset.ga); }
       return;
     }
     if (tag === 'BR') { flush(); return; }
@@ -330,7 +380,11 @@
       return;
     }
     const role = !textOnly && clickable(el, rec);
-    if (role && rec.chars < 200) { inline(`[${role}: ${label(el)}]#${ref(el)}${covered(el, rec)}`); cur.refs.push(+el.dataset.ga); return; }
+    if (role && rec.chars < 200) {
+      const c = `[${role}: ${label(el)}]`;
+      if (!shownBefore(c)) { inline(`${c}#${ref(el)}${covered(el, rec)}`); cur.refs.push(+el.dataset.ga); }
+      return;
+    }
     if (tag === 'TABLE' && renderTable(el)) return;
     const h = /^H([1-6])$/.exec(tag);
     const block = rec.block || h || tag === 'LI';
@@ -346,6 +400,25 @@
     prefix = savedPrefix; cur.pre = savedPre;
   }
 
+  // A link straight after one to the same place (teaser title, image, summary, "more…") is said once: outside the
+  // main content whatever its label; inside it only in text_only and with the same label (refs stay in main).
+  function repeatLink(el, l) {
+    const same = !!el.href && el.href === cur.lastHref && !cur.sinceLink;
+    const twin = same && l === cur.lastLabel;
+    [cur.lastHref, cur.lastLabel, cur.sinceLink] = [el.href, l, 0];
+    return cur.level > 0 ? same : textOnly && twin;
+  }
+
+  // In boilerplate a link or control that reads like one already shown in the region is said once (menus repeated
+  // for small screens, share buttons twice); the region's closing note counts them. The rest of the page may hold
+  // content (a breadcrumb repeating the menu), so it keeps its repeats.
+  function shownBefore(key) {
+    if (cur.level < 2) return false;
+    if (!cur.seen.has(key)) { cur.seen.add(key); return false; }
+    if (!textOnly) cur.hiddenLinks++;
+    return true;
+  }
+
   function covered(el, rec) {
     if (modal || textOnly) return '';
     const r = rec.r;
@@ -357,10 +430,9 @@
     return '';
   }
 
-  cur = { kind: 'page', level: 1, label: '', ref: textOnly ? '' : ref(body), parts: [], refs: [], folded: 0, links: 0,
-    pre: false, covered: !!modal, chars: info.get(body).chars, importance: 4, el: body };
+  cur = main === body ? newRegion(body, 'main', 0, '') : newRegion(body, 'page', 1, '');
+  Object.assign(cur, { label: '', covered: !!modal });
   regions.push(cur);
-  if (main === body) Object.assign(cur, { kind: 'main', level: 0, importance: 2 });
   for (const k of kids(body)) walk(k);
   flush();
 

@@ -25,6 +25,7 @@ TEXT_ONLY_TOKENS = 6500
 NAV_TIMEOUT_MS = 30_000
 _PIECES = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]|[^\W\d_]+|\d{1,3}|[^\w\s]")
 LOAD_WAIT_MS = 5_000
+SUMMARY_ONLY = {"share", "sharing", "social", "byline-share"}
 
 DESCRIPTION = (
     "Read a browser tab as compact text: tabs, then regions (dialog, main, nav...). Refs like [button: Go]#13 "
@@ -124,8 +125,8 @@ def _header(region: dict, text_only: bool) -> str:
 def _summary(region: dict, text_only: bool) -> str:
     words = max(1, region.get("chars", 0) // 6)
     refs = len(region.get("refs", []))
-    how = "" if text_only else f"; read it with web_execute_js $ga({region['ref']}).innerText"
-    return f"=== {region['kind']} #{region['ref']}: ~{words} words, {refs} controls/links (not shown{how}) ==="
+    how = "" if text_only else f": $ga({region['ref']}).innerText"
+    return f"=== {region['kind']} #{region['ref']}: ~{words} words, {refs} links/controls, not shown{how} ==="
 
 
 def _lines(region: dict, folded: dict[tuple, int], text_only: bool) -> list[str]:
@@ -154,7 +155,9 @@ def split_regions(regions: list[dict], text_only: bool) -> tuple[list[dict], lis
 def compose(regions: list[dict], budget: int, text_only: bool) -> tuple[list[str], list[str], dict | None]:
     """Lines that fit the budget, what was cut (for the marker), and the region truncated last (if any)."""
     primary, secondary = split_regions(regions, text_only)
-    shown = {id(r): "full" for r in primary} | {id(r): "summary" if text_only else "full" for r in secondary}
+    # share buttons are never what an agent came for: one summary line, whatever the room
+    shown = {id(r): "full" for r in primary} | {
+        id(r): "summary" if text_only or r["kind"] in SUMMARY_ONLY else "full" for r in secondary}
     folded: dict[tuple, int] = {}
     cuts: list[str] = []
 

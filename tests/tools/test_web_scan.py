@@ -112,3 +112,31 @@ def test_only_url_less_scans_may_run_beside_other_calls():
     assert web_scan.SPEC.is_concurrent({}) and web_scan.SPEC.is_concurrent({"tab": "t1"})
     assert not web_scan.SPEC.is_concurrent({"url": "http://127.0.0.1/"})
     assert not web_execute_js.SPEC.is_concurrent({"script": "1"})
+
+
+
+def test_link_blocks_repeats_and_url_labels_are_folded_honestly(web, site):
+    out = scan(web, url=f"{site}/portal.html")
+    # a block of the page that is mostly links is navigation: its own region, its repeats of one target said once
+    assert re.search(r"=== links #\d+", out) and "[Storm closes the harbour road]#" in out
+    assert "repairs take a week" not in out and "More…" not in out
+    # menus past the link cap (and their repeated controls) end with a count and a way to reach the rest; key links stay
+    assert re.search(r"\(\+3 more links/controls: \$ga\(\d+\)\.querySelectorAll\('a, button'\)\)", out), out
+    assert "[Sign in]#" in out and "[Mu]#" not in out and out.count("[button: Print]") == 1
+    # ad labels and a line said twice in a row outside the main content go; share buttons are one summary line
+    assert "Advertisement" not in out and out.count("Updated daily") == 1
+    assert re.search(r"=== share #\d+: ~\d+ words, 2 links/controls, not shown", out)
+    # an unlabelled link is named by a short form of its target, never the whole URL
+    assert "[shop.example.com/very/long/path" in out and "pid=" not in out
+    assert "Photos of the damage are in the gallery" in out
+    # a long footer shows its first lines and says how many more there are
+    assert "Footer line 10" in out and "Footer line 11" not in out
+    assert re.search(r"\(\+3 more lines: \$ga\(\d+\)\.innerText", out)
+
+
+def test_text_only_leaves_out_link_blocks_and_urls(web, site):
+    scan(web, url=f"{site}/portal.html")
+    text = scan(web, text_only=True)
+    assert "Harbour town news" in text and "Photos of the damage" in text
+    assert "Storm closes" not in text and "shop.example.com" not in text
+    assert "(not shown in text_only: header, links, share, footer)" in text
