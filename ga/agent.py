@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import platform
 import time
 from dataclasses import asdict, dataclass, field
@@ -17,7 +16,7 @@ from ga.prompts import render
 from ga.protocols import UI, Model, Reply, ToolCall, Usage
 from ga.runs import Run, tool_message
 from ga.turns import Guard, assistant_message, unique_ids
-from tools.ask_user import answer_result
+from tools.ask_user import answer_result, candidates_of
 
 
 class Done(AgentStop):
@@ -61,6 +60,8 @@ class Agent:
         self.escalation = Escalation(run=run, settings=settings, ui=ui)
         self.schemas = dispatcher.schemas()
         self.clock = time.monotonic()
+        if settings.max_time:
+            self.ctx.deadline = self.clock + settings.max_time
         if not history.messages:
             self.record({"role": "user", "content": run.state["task"]})
 
@@ -119,8 +120,7 @@ class Agent:
         for raw in pending:
             call = ToolCall(id=raw["id"], name=raw["function"]["name"], arguments=raw["function"]["arguments"])
             if call.name == "ask_user" and self.answer is not None:
-                candidates = json.loads(call.arguments or "{}").get("candidates") or []
-                self.on_result(call, answer_result(self.answer, candidates))
+                self.on_result(call, answer_result(self.answer, candidates_of(call.arguments)))
                 self.answer = None
             elif call.id in self.started and not self._rerunnable(call.name):
                 self.on_result(call, error(

@@ -30,8 +30,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-tokens", type=int, help="prompt+completion tokens per run (0 = no limit)")
     p.add_argument("--max-time", type=float, help="seconds per invocation (0 = no limit)")
     modes = p.add_mutually_exclusive_group()
-    modes.add_argument("--plan", action="store_true", help="only read-only tools run")
-    modes.add_argument("--confirm", action="store_true", help="ask before every change")
+    modes.add_argument("--plan", action="store_true", help="only read-only tools run (= --mode plan)")
+    modes.add_argument("--confirm", action="store_true", help="ask before every change (= --mode confirm)")
+    modes.add_argument("--mode", choices=("default", "plan", "confirm"),
+                       help="permission mode; a resumed run keeps its own unless given")
     p.add_argument("--allow-path", action="append", type=Path, default=[], metavar="DIR",
                    help="let the file tools reach DIR too (repeatable)")
     p.add_argument("--sandbox", action="store_true", help="run code_run inside bubblewrap")
@@ -51,7 +53,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
     return load_settings(
         model=args.model, workdir=args.workdir, json=args.json, autonomous=not interactive,
         max_turns=args.max_turns, max_tokens=args.max_tokens, max_time=args.max_time,
-        mode="plan" if args.plan else "confirm" if args.confirm else "default",
+        mode="plan" if args.plan else "confirm" if args.confirm else args.mode or "default",
         allow_paths=[p.expanduser().resolve() for p in args.allow_path], sandbox=args.sandbox or None,
         headed=args.headed or None, browser_profile=False if args.no_browser_profile else None,
         stream=False if args.no_stream else None,
@@ -73,7 +75,9 @@ def main(argv: list[str] | None = None) -> int:
         settings = settings_from(args)
         from ga.session import run_task  # the heavy imports wait until the flags are known good
 
-        given = frozenset(k for k in ("workdir", "model") if getattr(args, k) is not None)
+        given = frozenset(k for k, flag in (("workdir", args.workdir), ("model", args.model), ("sandbox", args.sandbox),
+                                            ("mode", args.plan or args.confirm or args.mode),
+                                            ("allow_paths", args.allow_path)) if flag)
         outcome = run_task(settings, task=args.task, resume=args.resume, answer=args.answer, quiet=args.quiet,
                            given=given)
     except (ConfigError, AgentStop) as e:  # AgentStop here: a failure before the loop started

@@ -55,6 +55,8 @@ class ToolContext:
     """Live objects shared across calls (e.g. the browser session); closed with the run via close()."""
     output_budget: int = TURN_OUTPUT_CHARS
     """Characters this result may use; tools that truncate smartly should stay inside it."""
+    deadline: float | None = None
+    """time.monotonic() by which the run must stop (--max-time); long-running tools cap their timeout to it."""
     call_id: str = ""
 
     @property
@@ -173,7 +175,8 @@ class Dispatcher:
         spec = self.specs.get(call.name)
         if spec is None:
             names = ", ".join(self.specs)
-            return _Prepared(call=call, result=error(f"Unknown tool {call.name!r}. Available tools: {names}."))
+            name = arguments.echo(repr(call.name), 80)
+            return _Prepared(call=call, result=error(f"Unknown tool {name}. Available tools: {names}."))
         try:
             args = arguments.repair(arguments.parse(call.arguments, spec.name), spec.parameters)
             arguments.validate(spec.name, args, spec.parameters, spec.validator)
@@ -182,10 +185,13 @@ class Dispatcher:
         return _Prepared(call=call, spec=spec, args=args)
 
     def _execute(self, p: _Prepared, ctx: ToolContext, budget: int) -> ToolResult:
-        if p.result is not None:
-            return p.result
         started = time.perf_counter()
         call_ctx = _for_call(ctx, p.call.id, budget)
+        result = _within_budget(p.result or self._run(p, call_ctx), call_ctx)
+        result.details.setdefault("elapsed", round(time.perf_counter() - started, 4))
+        return result
+
+    def _run(self, p: _Prepared, call_ctx: ToolContext) -> ToolResult:
         try:
             args = self._permit(p.spec, p.args, call_ctx)
             result = p.spec.run(args, call_ctx)
@@ -198,8 +204,6 @@ class Dispatcher:
         except Exception as e:  # a tool bug must not kill the run: the model reads it
             log.exception("tool %s crashed", p.spec.name)
             result = error(f"{p.spec.name} failed unexpectedly: {type(e).__name__}: {e}. Try another way.")
-        result = _within_budget(result, call_ctx)
-        result.details.setdefault("elapsed", round(time.perf_counter() - started, 4))
         return result
 
     def _permit(self, spec: ToolSpec, args: dict, ctx: ToolContext) -> dict:
@@ -213,7 +217,8 @@ class Dispatcher:
 
 def _for_call(ctx: ToolContext, call_id: str, budget: int) -> ToolContext:
     clone = ToolContext(settings=ctx.settings, run_dir=ctx.run_dir, ui=ctx.ui, interactive=ctx.interactive,
-                        state=ctx.state, resources=ctx.resources, output_budget=budget, call_id=call_id)
+                        state=ctx.state, resources=ctx.resources, output_budget=budget, call_id=call_id,
+                        deadline=ctx.deadline)
     return clone
 
 
@@ -238,9 +243,14 @@ def _within_budget(result: ToolResult, ctx: ToolContext) -> ToolResult:
     text = result.content
     if len(text) <= ctx.output_budget:
         return result
-    path = ctx.save_output(f"{ctx.call_id or 'result'}.txt", text)
     head, tail = text[: ctx.output_budget // 2], text[-ctx.output_budget // 2:]
     cut = len(text) - len(head) - len(tail)
-    result.content = f"{head}\n[… {cut} chars cut; full output: {path} — read it with file_read]\n{tail}"
-    result.details["full_output"] = str(path)
+    try:
+        path = ctx.save_output(f"{ctx.call_id or 'result'}.txt", text)
+    except OSError as e:  # a full disk must not lose the result itself
+        where = f"the full output could not be saved ({e.strerror or e})"
+    else:
+        where = f"full output: {path} — read it with file_read"
+        result.details["full_output"] = str(path)
+    result.content = f"{head}\n[… {cut} chars cut; {where}]\n{tail}"
     return result

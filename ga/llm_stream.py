@@ -112,14 +112,20 @@ class ReplyBuilder:
             pending.arguments.append(arguments_text(getattr(function, "arguments", None)))
 
     def _slot(self, index: int | None, call_id: str | None) -> _PendingCall:
-        """The call a delta belongs to: by id, else by index, else (no index, no id) the latest call."""
-        if call_id and call_id in self._by_id:
-            return self._by_id[call_id]
-        known = self._by_index.get(index) if index is not None else None
-        if known is None and index is None and not call_id and self._calls:
-            known = self._calls[-1]
-        # Some servers reuse index 0 for every parallel call: a new id at a known index is a new call.
-        if known is None or (call_id and known.id and known.id != call_id):
+        """The call a delta belongs to: by index; without one, by id, else the latest call.
+
+        The index wins over the id because some servers give every call of a reply the same id.
+        """
+        if index is not None:
+            known = self._by_index.get(index)
+            # Some servers reuse index 0 for every parallel call: a new id at a known index is a new call.
+            if known is not None and call_id and known.id and known.id != call_id:
+                known = None
+        elif call_id:
+            known = self._by_id.get(call_id)
+        else:
+            known = self._calls[-1] if self._calls else None
+        if known is None:
             known = _PendingCall()
             self._calls.append(known)
         if index is not None:

@@ -8,6 +8,7 @@ GA_HOME/runs/<run_id>/
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import secrets
@@ -53,6 +54,8 @@ class Run:
         self.folder = folder
         self.state = state
         self._trajectory = folder / "trajectory.jsonl"
+        self._lock: int | None = None
+        self._torn_checked = False
 
     @property
     def id(self) -> str:
@@ -61,9 +64,13 @@ class Run:
     @classmethod
     def create(cls, runs_dir: Path, task: str, meta: dict) -> Run:
         folder = runs_dir / new_run_id()
-        folder.mkdir(parents=True)
-        run = cls(folder, {"task": task, "status": "running", "created": time.time(), **meta, "tool_state": {}})
-        run.save_state()
+        try:
+            folder.mkdir(parents=True)
+            run = cls(folder, {"task": task, "status": "running", "created": time.time(), **meta, "tool_state": {}})
+            run.save_state()
+        except OSError as e:
+            raise ConfigError(f"Cannot create a run folder in {runs_dir}: {e.strerror or e}. "
+                              "Set GA_HOME to a writable folder.") from None
         return run
 
     @classmethod
@@ -83,11 +90,33 @@ class Run:
         self.state["updated"] = time.time()
         atomic_write(self.folder / "state.json", json.dumps(self.state, ensure_ascii=False, default=str))
 
+    def lock(self) -> None:
+        """Own the run for this process: a second ga on the same run is refused, not interleaved."""
+        fd = os.open(self.folder / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            raise ConfigError(f"Run {self.id} is in use by another ga process (pid {holder}).") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        self._lock = fd
+
+    def unlock(self) -> None:
+        if self._lock is not None:
+            os.close(self._lock)  # closing releases the flock
+            self._lock = None
+
     def append(self, event: dict) -> None:
         """One JSON line, written with a single write call and flushed, so a kill leaves at most a torn tail."""
         line = json.dumps({"t": round(time.time(), 3), **event}, ensure_ascii=False, default=str) + "\n"
-        with open(self._trajectory, "a", encoding="utf-8") as f:
-            f.write(line)
+        with open(self._trajectory, "a+b") as f:
+            if not self._torn_checked:  # a line torn by an earlier kill: start ours on a fresh line
+                self._torn_checked = True
+                if f.tell() and (f.seek(-1, os.SEEK_END), f.read(1))[1] != b"\n":
+                    line = "\n" + line
+            f.write(line.encode("utf-8"))
             f.flush()
 
     def events(self) -> list[dict]:
@@ -99,7 +128,7 @@ class Run:
                 try:
                     events.append(json.loads(line))
                 except json.JSONDecodeError:
-                    break  # a line torn by a kill: everything after it was never written
+                    continue  # a line torn by a kill; appends after it start on a fresh line
         return events
 
     def history(self) -> History:

@@ -16,18 +16,25 @@ from ga.runs import Run
 from ga.ui import Terminal
 from tools import load_tools
 
+KEPT = ("workdir", "model", "mode", "sandbox", "allow_paths")
+"""Settings a resumed run keeps from its first invocation unless its flags are given again: a resume never
+silently leaves plan mode or the sandbox."""
+
 
 def open_run(settings: Settings, task: str | None, resume: str | None, given: set[str]) -> tuple[Run, Settings]:
     if not resume:
-        meta = {"workdir": str(settings.workdir), "model": settings.model, "mode": settings.mode}
+        meta = {k: getattr(settings, k) for k in KEPT}
+        meta["allow_paths"] = [str(p) for p in settings.allow_paths]
         return Run.create(settings.runs_dir, task or "", meta), settings
     run = Run.open(settings.runs_dir, resume)
-    # a resumed run keeps its own workspace and model unless the flags say otherwise
-    changes = {k: run.state[k] for k in ("workdir", "model") if k not in given and run.state.get(k)}
+    changes = {k: run.state[k] for k in KEPT if k not in given and run.state.get(k) not in (None, "")}
+    if "allow_paths" in changes:
+        changes["allow_paths"] = [Path(p) for p in changes["allow_paths"]]
     if "workdir" in changes:
         changes["workdir"] = Path(changes["workdir"])
         if not changes["workdir"].is_dir():
             raise ConfigError(f"Run {resume} worked in {changes['workdir']}, which no longer exists: pass --workdir.")
+    run.state.update({k: v for k, v in changes.items() if k in ("mode", "model", "sandbox")})
     return run, dataclasses.replace(settings, **changes)
 
 
@@ -38,19 +45,11 @@ def run_task(settings: Settings, *, task: str | None, resume: str | None = None,
         settings.check_endpoint()  # before a run folder is made for nothing
     run, settings = open_run(settings, task, resume, set(given))
     settings.check_endpoint()
-    if resume and run.state.get("status") == "done" and answer is None:
-        outcome = Outcome(run_id=run.id, status="done", exit_code=0, answer=run.state.get("answer", ""))
-    else:
-        agent = Agent(settings=settings, model=OpenAIModel(settings, on_retry=terminal.notice),
-                      dispatcher=Dispatcher(load_tools()), run=run, ui=terminal,
-                      interactive=not settings.autonomous, answer=answer)
-        terminal.err.print(f"[dim]run {run.id} · {settings.model} · {settings.workdir}[/]")
-        # SIGTERM (e.g. a job runner stopping us) is handled like Ctrl-C: the run is saved and resumable
-        previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
-        try:
-            outcome = agent.start()
-        finally:
-            signal.signal(signal.SIGTERM, previous)
+    run.lock()
+    try:
+        outcome = _drive(run, settings, terminal, resume=resume, answer=answer)
+    finally:
+        run.unlock()
     if outcome.status == "done":
         if not settings.json:
             terminal.answer(outcome.status, outcome.answer)
@@ -61,3 +60,20 @@ def run_task(settings: Settings, *, task: str | None, resume: str | None = None,
                             + (' --answer "..."' if outcome.status == "paused" else ""))
     sys.stderr.flush()
     return outcome
+
+
+def _drive(run: Run, settings: Settings, terminal: Terminal, *, resume: str | None, answer: str | None) -> Outcome:
+    if resume and run.state.get("status") == "done" and answer is None:
+        history = run.history()
+        return Outcome(run_id=run.id, status="done", exit_code=0, answer=run.state.get("answer", ""),
+                       usage=history.usage, tool_calls=history.tool_calls)
+    agent = Agent(settings=settings, model=OpenAIModel(settings, on_retry=terminal.notice),
+                  dispatcher=Dispatcher(load_tools()), run=run, ui=terminal,
+                  interactive=not settings.autonomous, answer=answer)
+    terminal.err.print(f"[dim]run {run.id} · {settings.model} · {settings.workdir} · {settings.mode} mode[/]")
+    # SIGTERM (e.g. a job runner stopping us) is handled like Ctrl-C: the run is saved and resumable
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        return agent.start()
+    finally:
+        signal.signal(signal.SIGTERM, previous)

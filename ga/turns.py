@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 
 from ga.dispatch import ToolResult
 from ga.errors import AgentStop
 from ga.protocols import Reply, ToolCall
 
+_SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 STRIKES = 3
 
 CUT_CALLS = ("Not run: your reply was cut by the length limit, so its tool-call arguments are incomplete. "
@@ -82,9 +84,14 @@ def assistant_message(reply: Reply, *, drop_arguments: bool = False) -> dict:
 
 
 def unique_ids(calls: list[ToolCall], used: dict, turn: int) -> None:
-    """Give every call an id unique in the run: some servers send none, or reuse "call_0" every turn."""
+    """Give every call a safe id unique in the run: some servers send none, reuse "call_0" every turn, or send
+    ids that are no use as a file name (full outputs are saved under the call's id)."""
+    taken = {c.id for c in calls if c.id} | set(used)  # a replacement never takes an id the server sent
     seen: set[str] = set()
     for i, call in enumerate(calls):
-        if not call.id or call.id in used or call.id in seen:
-            call.id = f"call_{turn}_{i}"
+        if not _SAFE_ID.fullmatch(call.id or "") or call.id in used or call.id in seen:
+            call.id, n = f"call_{turn}_{i}", 0
+            while call.id in taken or call.id in seen:
+                n += 1
+                call.id = f"call_{turn}_{i}_{n}"
         seen.add(call.id)

@@ -186,3 +186,41 @@ def test_limits_end_with_exit_4(home, workspace):
     with ScriptedServer(steps) as server:
         proc = ga(["loop", "--max-turns", "2"], server, home, workspace)
     assert proc.returncode == 4 and "turn limit" in proc.stderr
+
+
+def test_a_resumed_run_keeps_plan_mode(home, workspace):
+    steps = [{"tool_calls": [tool_call("ask_user", question="Go?")]},
+             {"tool_calls": [tool_call("file_write", path="planned.txt", content="x")]}, {"content": "planned"}]
+    with ScriptedServer(steps) as server:
+        paused = ga(["plan it", "--plan", "--json"], server, home, workspace)
+        resumed = ga(["--resume", json.loads(paused.stdout)["run_id"], "--answer", "yes"], server, home, workspace)
+    assert paused.returncode == 3 and resumed.returncode == 0
+    assert not (workspace / "planned.txt").exists()
+    assert "plan mode" in server.requests[-1]["messages"][-1]["content"]
+
+
+def test_resuming_a_finished_run_reports_it_again(home, workspace):
+    steps = [{"tool_calls": [tool_call("file_read", path=".")]}, {"content": "listed"}]
+    with ScriptedServer(steps) as server:
+        first = json.loads(ga(["list", "--json"], server, home, workspace).stdout)
+        again = ga(["--resume", first["run_id"], "--json"], server, home, workspace)
+    assert json.loads(again.stdout) == first and again.returncode == 0
+
+
+def test_an_unusable_ga_home_is_a_configuration_error(tmp_path, workspace):
+    (tmp_path / "home-file").write_text("")
+    with ScriptedServer([]) as server:
+        proc = ga(["task", "--json"], server, tmp_path / "home-file", workspace)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert json.loads(proc.stdout)["status"] == "error" and "GA_HOME" in proc.stderr
+
+
+def test_a_call_id_is_never_used_as_a_path(home, workspace):
+    script = "print('x' * 200_000)"
+    steps = [{"tool_calls": [{"id": "../../../../escaped", "name": "code_run", "arguments": {"script": script}}]},
+             {"content": "printed"}]
+    with ScriptedServer(steps) as server:
+        proc = ga(["print"], server, home, workspace)
+    assert proc.returncode == 0, proc.stderr
+    assert not list(home.parent.rglob("escaped*"))
+    assert list((only_run(home) / "outputs").iterdir())

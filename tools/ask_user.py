@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from ga import arguments
 from ga.dispatch import ToolContext, ToolResult, ToolSpec
-from ga.errors import Paused
+from ga.errors import Paused, ToolError
 from ga.permissions import SideEffect
 
 
@@ -15,6 +16,16 @@ class WaitingForAnswer(Paused):
         super().__init__(f"The agent asks: {question}{options}")
         self.question = question
         self.candidates = candidates
+
+
+def candidates_of(raw: str | dict | None) -> list[str]:
+    """The candidates of a recorded ask_user call, read the way the dispatcher read them (quirks repaired)."""
+    try:
+        args = arguments.repair(arguments.parse(raw, "ask_user"), SPEC.parameters)
+    except ToolError:
+        return []
+    candidates = args.get("candidates")
+    return [str(c) for c in candidates] if isinstance(candidates, list) else []
 
 
 def answer_result(answer: str, candidates: list[str]) -> ToolResult:

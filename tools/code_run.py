@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -44,6 +46,8 @@ PARAMETERS = {
 def run(args: dict, ctx: ToolContext) -> ToolResult:
     kind = args.get("type", "python")
     timeout = min(int(args.get("timeout", DEFAULT_TIMEOUT)), MAX_TIMEOUT)
+    if ctx.deadline is not None:  # the run's --max-time ends the program too, not just the next turn
+        timeout = max(1, min(timeout, math.ceil(ctx.deadline - time.monotonic())))
     cwd = script_cwd(args, ctx)
     marker = process.new_marker()
     env = process.child_env(dict(os.environ), marker)

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
+
+from tools.shell_static import Places, Target, normpath
 
 ALLOW, ASK, REFUSE = "allow", "ask", "refuse"
 
@@ -19,90 +18,11 @@ Flag = Callable[[str, str, str], None]
 
 _DEVICE = re.compile(r"^/dev/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|md\d|dm-\d|loop\d|sr\d|nbd\d|"
                      r"disk/|mapper/|block/|mem$|kmem$|port$)")
-_VARIABLE = re.compile(r"\$\{[^}]*\}|\$[A-Za-z_]\w*")
-_GLOB = re.compile(r"[*?\[]")
-_WHOLE_GLOBS = {"*", ".*", "*.*", "**", ".[!.]*", ".??*"}
-_KNOWN_VARS = {"HOME": "home", "PWD": "cwd", "TMPDIR": "tmp"}
-_TEMP_ROOTS = sorted({Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"), Path(tempfile.gettempdir())})
 _SAFE_WRITES = re.compile(r"^/dev/(null|zero|stdout|stderr|tty|fd/\d+|pts/\d+)$|^/proc/self/fd/")
 
 
 def is_device(path: str) -> bool:
-    return bool(_DEVICE.match(path))
-
-
-@dataclass(kw_only=True)
-class Target:
-    """A path as a command names it, placed relative to the workspace and the home folder."""
-
-    text: str
-    path: Path
-    place: str
-    """root, home, workspace-root, ancestor, top-level, inside, temp or outside."""
-    unknown: bool = False
-    """Part of it came from a variable or output the policy cannot see (taken as empty)."""
-    deep_glob: bool = False
-    """Only some entries below `path` are meant (`dir/*.log`, `dir/*/cache`), not `path` itself."""
-
-    @property
-    def catastrophic(self) -> bool:
-        return self.place in ("root", "home", "workspace-root", "ancestor", "top-level") and not self.deep_glob
-
-
-@dataclass(kw_only=True)
-class Places:
-    workspace: Path
-    home: Path
-    cwd: Path
-    variables: dict[str, str] = field(default_factory=dict)
-    """Shell variables assigned a literal value earlier in the script."""
-
-    def target(self, text: str, *, selective: bool = False) -> Target:
-        """`selective`: only some entries below the path are meant (e.g. find -name ...)."""
-        expanded, unknown = self._expand(text)
-        parts = Path(expanded).parts
-        glob_at = next((i for i, p in enumerate(parts) if _GLOB.search(p)), None)
-        if glob_at is not None:  # `dir/*` deletes what `dir` holds: judge it as `dir`
-            selective = selective or glob_at < len(parts) - 1 or parts[glob_at] not in _WHOLE_GLOBS
-            parts = parts[:glob_at]
-        raw = Path(*parts) if parts else Path(".")
-        path = Path(os.path.normpath(raw if raw.is_absolute() else self.cwd / raw))
-        return Target(text=text, path=path, place=self._place(path), unknown=unknown, deep_glob=selective)
-
-    def _expand(self, text: str) -> tuple[str, bool]:
-        unknown = False
-
-        def variable(m: re.Match) -> str:
-            nonlocal unknown
-            name = m.group(0).strip("${}")
-            if name in self.variables and "$" not in self.variables[name]:
-                return self.variables[name]
-            known = _KNOWN_VARS.get(name)
-            if known:
-                return str({"home": self.home, "cwd": self.cwd, "tmp": "/tmp"}[known])
-            unknown = True
-            return ""
-
-        if text == "~" or text.startswith("~/"):
-            text = str(self.home) + text[1:]
-        return _VARIABLE.sub(variable, text), unknown
-
-    def _place(self, path: Path) -> str:
-        if path == Path("/"):
-            return "root"
-        if path == self.home:
-            return "home"
-        if path == self.workspace:
-            return "workspace-root"
-        if self.home.is_relative_to(path) or self.workspace.is_relative_to(path):
-            return "ancestor"
-        if len(path.parts) == 2:
-            return "top-level"
-        if path.is_relative_to(self.workspace):
-            return "inside"
-        if any(path.is_relative_to(t) for t in _TEMP_ROOTS):
-            return "temp"
-        return "outside"
+    return bool(_DEVICE.match(normpath(path) if path.startswith("//") else path))
 
 
 _PLACE_WORDS = {"root": "the root of the file system", "home": "the home folder",
@@ -133,7 +53,7 @@ def check_write(path: str, places: Places, command: str, flag: Flag) -> None:
     if _SAFE_WRITES.match(path):
         return
     target = places.target(path)
-    if not target.unknown and target.place not in ("inside", "temp"):
+    if not target.unknown and target.place not in ("inside", "temp", "workspace-root"):  # `cp x .` is inside
         flag(ASK, "write-outside-workspace", f"`{command}` writes {target.path}, outside the workspace")
 
 
@@ -156,7 +76,7 @@ def _rm(args: list[str], places: Places, command: str, flag: Flag) -> None:
         check_delete(places.target(operand), recursive=recursive, command=command, flag=flag)
 
 
-_FIND_FILTERS = {"-name", "-iname", "-path", "-ipath", "-wholename", "-regex", "-iregex", "-newer", "-mtime", "-mmin",
+FIND_FILTERS = {"-name", "-iname", "-path", "-ipath", "-wholename", "-regex", "-iregex", "-newer", "-mtime", "-mmin",
                  "-atime", "-amin", "-ctime", "-cmin", "-size", "-empty", "-inum", "-samefile", "-user", "-group",
                  "-perm", "-links"}
 
@@ -168,7 +88,7 @@ def _find(args: list[str], places: Places, command: str, flag: Flag) -> None:
     if deleting:
         roots = [a for a in args[: next((i for i, a in enumerate(args) if a.startswith(("-", "(", "!"))),
                                         len(args))]] or ["."]
-        selective = bool(_FIND_FILTERS & set(args))
+        selective = bool(FIND_FILTERS & set(args))
         for root in roots:
             check_delete(places.target(root, selective=selective), recursive=True, command=command, flag=flag)
 
@@ -190,12 +110,105 @@ def _dd(args: list[str], places: Places, command: str, flag: Flag) -> None:
     for a in args:
         if a.startswith("of=") and is_device(a[3:]):
             flag(REFUSE, "dd-to-device", f"`{command}` writes raw data onto the disk device {a[3:]}")
+        elif a.startswith("of="):
+            check_write(a[3:], places, command, flag)
 
 
-def _device_writer(args: list[str], places: Places, command: str, flag: Flag) -> None:
-    for a in _operands(args):
-        if is_device(a):
-            flag(REFUSE, "overwrite-device", f"`{command}` writes onto the disk device {a}")
+def _values(args: list[str], with_value: set[str]) -> tuple[list[str], dict[str, str]]:
+    """The operands of a command and the values of its options (`-t DIR`, `--suffix=X`), by option."""
+    words, values, i = [], {}, 0
+    while i < len(args):
+        a, i = args[i], i + 1
+        if a == "--":
+            return words + args[i:], values
+        name, eq, value = a.partition("=") if a.startswith("--") else (a, "", "")
+        if a.startswith("-") and len(a) > 1:
+            if name in with_value and not eq and i < len(args):
+                value, i = args[i], i + 1
+            values[name] = value
+        else:
+            words.append(a)
+    return words, values
+
+
+def _copy(args: list[str], places: Places, command: str, flag: Flag) -> None:
+    """cp, mv, install, ln: the destination is written, like `> DEST`."""
+    words, values = _values(args, {"-t", "--target-directory", "-S", "--suffix", "-m", "--mode", "-o", "--owner",
+                                   "-g", "--group"})
+    directory = values.get("-t") or values.get("--target-directory")
+    if directory is not None:
+        dests = [directory]
+    elif "-d" in values or "--directory" in values:  # install -d DIR...: each is created
+        dests = words
+    else:
+        dests = words[-1:] if len(words) > 1 else []
+    for dest in dests:
+        check_write(dest, places, command, flag)
+
+
+def _writer(with_value: set[str]) -> Callable[[list[str], Places, str, Flag], None]:
+    """tee, truncate, shred: every operand is written."""
+    def rule(args: list[str], places: Places, command: str, flag: Flag) -> None:
+        for operand in _values(args, with_value)[0]:
+            check_write(operand, places, command, flag)
+    return rule
+
+
+_RSYNC_VALUES = {"-e", "--rsh", "-f", "--filter", "--exclude", "--include", "--exclude-from", "--include-from",
+                 "--files-from", "-T", "--temp-dir", "--compare-dest", "--copy-dest", "--link-dest", "--backup-dir",
+                 "--suffix", "--chmod", "--chown", "--timeout", "--contimeout", "--bwlimit", "--max-size",
+                 "--min-size", "--max-delete", "--partial-dir", "--log-file", "--password-file", "--port", "-B",
+                 "--block-size", "--out-format", "--modify-window", "--iconv", "-M", "--remote-option",
+                 "--rsync-path", "--usermap", "--groupmap", "--address", "--sockopts", "--skip-compress"}
+_REMOTE = re.compile(r"^[^/]*:|^rsync://")
+
+
+def _rsync(args: list[str], places: Places, command: str, flag: Flag) -> None:
+    """--delete empties what the destination holds beyond the source; --remove-source-files empties the source."""
+    words, values = _values(args, _RSYNC_VALUES)
+    if len(words) < 2:
+        return
+    *sources, dest = words
+    if any(v.startswith("--del") for v in values) and not _REMOTE.match(dest):
+        for source in sources:  # `src/` syncs into dest itself, `src` into dest/src
+            into = dest if source.endswith(("/", "/.")) else os.path.join(dest, os.path.basename(source))
+            check_delete(places.target(into), recursive=True, command=command, flag=flag)
+    if "--remove-source-files" in values:
+        for source in sources:
+            if not _REMOTE.match(source):
+                check_delete(places.target(source), recursive=True, command=command, flag=flag)
+
+
+_TAR_SHORT_VALUES = set("fCTXbHgKLNV")
+_TAR_LONG_VALUES = {"--file", "--directory", "--files-from", "--exclude-from", "--exclude", "--blocking-factor",
+                    "--format", "--listed-incremental", "--starting-file", "--tape-length", "--newer", "--label",
+                    "--owner", "--group", "--mode", "--transform", "--xform", "--use-compress-program", "--mtime",
+                    "--after-date", "--to-command", "--suffix"}
+
+
+def _tar(args: list[str], places: Places, command: str, flag: Flag) -> None:
+    """--remove-files deletes what was put in the archive (relative to the -C folder in force)."""
+    if "--remove-files" not in args:
+        return
+    if args and not args[0].startswith("-"):
+        args = ["-" + args[0], *args[1:]]  # old style: `tar cf x.tar dir`
+    directory, i = "", 0
+    while i < len(args):
+        a, i = args[i], i + 1
+        if a.startswith("--"):
+            name, eq, value = a.partition("=")
+            if name in _TAR_LONG_VALUES and not eq and i < len(args):
+                value, i = args[i], i + 1
+            directory = value if name == "--directory" else directory
+        elif a.startswith("-") and len(a) > 1:
+            at = next((j for j, c in enumerate(a[1:], 1) if c in _TAR_SHORT_VALUES), None)
+            if at is not None:
+                value = a[at + 1:]
+                if not value and i < len(args):
+                    value, i = args[i], i + 1
+                directory = value if a[at] == "C" else directory
+        else:
+            check_delete(places.target(os.path.join(directory, a)), recursive=True, command=command, flag=flag)
 
 
 def _git(args: list[str], places: Places, command: str, flag: Flag) -> None:
@@ -254,9 +267,11 @@ def _partition(args: list[str], places: Places, command: str, flag: Flag) -> Non
 
 
 RULES: dict[str, Callable[[list[str], Places, str, Flag], None]] = {
-    "rm": _rm, "unlink": _rm, "find": _find, "shred": _device_writer,
+    "rm": _rm, "unlink": _rm, "find": _find,
     "chmod": _permissions, "chown": _permissions, "chgrp": _permissions,
-    "dd": _dd, "cp": _device_writer, "mv": _device_writer, "tee": _device_writer, "install": _device_writer,
+    "dd": _dd, "cp": _copy, "mv": _copy, "install": _copy, "ln": _copy, "rsync": _rsync, "tar": _tar,
+    "tee": _writer(set()), "truncate": _writer({"-s", "--size", "-r", "--reference"}),
+    "shred": _writer({"-n", "--iterations", "-s", "--size", "--random-source"}),
     "git": _git, "dpkg": _dpkg_pacman, "pacman": _dpkg_pacman,
     "shutdown": _power, "reboot": _power, "halt": _power, "poweroff": _power,
     "init": _runlevel, "telinit": _runlevel, "systemctl": _runlevel, "kill": _kill,

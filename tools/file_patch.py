@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import difflib
+import itertools
 import re
 from array import array
 from pathlib import Path
@@ -14,6 +15,7 @@ from ga.permissions import SideEffect
 from tools import fileio
 
 LISTED_MATCHES = 10
+MAX_COUNTED = 1000
 REGION_CONTEXT = 2
 DIFF_CONTEXT = 3
 REGION_MAX_LINES = 40
@@ -35,6 +37,7 @@ _BLANKS = " \t\u00a0\u2007\u202f\u205f\u3000" + "".join(map(chr, range(0x2000, 0
 _SPECIAL = re.compile(f"(?P<blank>(?<![{_BLANKS}])[{_BLANKS}]++(?=[\r\n]|\\Z))|(?P<eol>\r\n?)"
                       f"|(?P<fold>[{re.escape(''.join(map(chr, _FOLD)))}])")
 _NUMBERED = re.compile(r"^\s*\d+\|")
+PATCH_ADVICE = "Give the path of a regular text file (file_read lists a folder to find one)."
 
 
 class _Folded:
@@ -73,10 +76,12 @@ class _Folded:
 
 
 def _find_all(haystack: str, needle: str) -> list[int]:
+    """Every start of `needle`, overlapping ones too ("ab\nab\n" is twice in "ab\nab\nab\n"), at most
+    MAX_COUNTED + 1 of them (a periodic needle in a periodic file would otherwise cost len(file) searches)."""
     found, at = [], haystack.find(needle)
-    while at != -1:
+    while at != -1 and len(found) <= MAX_COUNTED:
         found.append(at)
-        at = haystack.find(needle, at + len(needle))
+        at = haystack.find(needle, at + 1)
     return found
 
 
@@ -91,7 +96,7 @@ def _locate(text: str, old: str) -> tuple[list[tuple[int, int]], bool]:
     folded = _Folded(text)
     spans = [(folded.origin(at), folded.origin(at + len(norm_old) - 1, end=True))
              for at in _find_all(folded.text, norm_old)]
-    return spans, True
+    return list(dict.fromkeys(spans)), True  # two starts inside one folded piece ("…" as "...") are one place
 
 
 def _line_of(text: str, at: int) -> int:
@@ -157,8 +162,10 @@ def _no_match(text: str, old: str, shown: str) -> ToolError:
 def _many(text: str, spans: list[tuple[int, int]], shown: str) -> ToolError:
     lines = ", ".join(str(_line_of(text, s)) for s, _ in spans[:LISTED_MATCHES])
     more = ", …" if len(spans) > LISTED_MATCHES else ""
-    return ToolError(f"old_content matches {len(spans)} places in {shown} (starting at lines {lines}{more}); it must "
-                     "match exactly one. Include more surrounding lines in old_content (and new_content) "
+    count = f"more than {MAX_COUNTED}" if len(spans) > MAX_COUNTED else str(len(spans))
+    overlap = "; some overlap" if any(b[0] < a[1] for a, b in itertools.pairwise(spans)) else ""
+    return ToolError(f"old_content matches {count} places in {shown} (starting at lines {lines}{more}{overlap}); "
+                     "it must match exactly one. Include more surrounding lines in old_content (and new_content) "
                      "to make it unique, or patch each place separately.")
 
 
@@ -196,7 +203,8 @@ def _with_line_endings(new: str, text: str) -> str:
 
 def _patch(real: Path, ctx: ToolContext, shown: str, old: str, new: str) -> ToolResult:
     fileio.ensure_unchanged(ctx, real, shown)
-    data = real.read_bytes()
+    with fileio.open_regular(real, shown, "file_patch", PATCH_ADVICE) as f:
+        data = f.read()
     if fileio.is_binary(data[: fileio.SNIFF_BYTES]):
         raise ToolError(f"{shown} is a binary file; file_patch edits text only.")
     text = data.decode("utf-8", "surrogateescape")
@@ -233,6 +241,8 @@ def run(args: dict, ctx: ToolContext) -> ToolResult:
         raise ToolError(f"{path} is a folder; give a file path.")
     if not real.exists():
         raise fileio.missing(real, ctx.workspace, path, "Create a new file with file_write.")
+    with fileio.os_errors("patch", path):
+        fileio.require_regular(real, path, "file_patch", PATCH_ADVICE)
     with fileio.path_lock(real), fileio.os_errors("patch", path):
         return _patch(real, ctx, path, old, new)
 

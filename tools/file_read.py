@@ -20,6 +20,8 @@ CONTEXT_LINES = 3
 MAX_COUNT = 1000
 FOOTER_RESERVE = 300
 _CONTINUATION = bytes(range(0x80, 0xC0))
+READ_ADVICE = ("file_read also lists folders. If you really need its data, read it with code_run and a timeout "
+               "(e.g. `timeout 5 head -c 4096 PATH`).")
 
 
 def _chars(data: bytes) -> int:
@@ -167,7 +169,7 @@ def run(args: dict, ctx: ToolContext) -> ToolResult:
             return ToolResult(content=_list_folder(real, path, args, ctx.output_budget), details={"path": str(real)})
         if not real.exists():
             raise fileio.missing(real, ctx.workspace, path, "List a folder with file_read to see what exists.")
-        with real.open("rb") as f:
+        with fileio.open_regular(real, path, "file_read", READ_ADVICE) as f:
             info = os.fstat(f.fileno())
             sample = f.read(fileio.SNIFF_BYTES)
             if fileio.is_binary(sample):

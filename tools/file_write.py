@@ -10,6 +10,8 @@ from ga.permissions import SideEffect
 from tools import fileio
 
 MODES = ("overwrite", "append", "prepend")
+WRITE_ADVICE = ("To feed data into it use code_run with a timeout; to put a regular file in its place, remove it "
+                "first with code_run (`rm PATH`), or write to another path.")
 
 
 def _plural(count: int, noun: str) -> str:
@@ -28,15 +30,17 @@ def run(args: dict, ctx: ToolContext) -> ToolResult:
         raise ToolError(f"{path} is a folder; give a file path inside it.")
     with fileio.path_lock(real), fileio.os_errors("write", path):
         existed = real.exists()
+        if existed:  # overwriting would silently replace the FIFO or device; appending would block on it
+            fileio.require_regular(real, path, "file_write", WRITE_ADVICE)
         before = real.stat().st_size if existed else 0
         made = [p for p in reversed(real.parents) if not p.exists()]
         real.parent.mkdir(parents=True, exist_ok=True)
         if mode == "overwrite" or not existed:
             chunks = [data]
         elif mode == "append":
-            chunks = chain(fileio.read_chunks(real), [data])
+            chunks = chain(fileio.read_chunks(real, path, "file_write", WRITE_ADVICE), [data])
         else:
-            chunks = chain([data], fileio.read_chunks(real))
+            chunks = chain([data], fileio.read_chunks(real, path, "file_write", WRITE_ADVICE))
         stamp = fileio.atomic_write(real, chunks)
         fileio.remember(ctx, real, stamp)
     size = stamp[1]

@@ -13,6 +13,7 @@ import tempfile
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from ga.dispatch import ToolContext
 from ga.errors import ToolError
@@ -29,6 +30,9 @@ _MAGIC = (
     (b"\xfe\xff", "UTF-16 text"), (b"BZh", "bzip2 archive"), (b"\xfd7zXZ", "xz archive"), (b"RIFF", "RIFF media"),
     (b"\x00asm", "WebAssembly module"), (b"OggS", "Ogg media"),
 )
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+SPECIAL_ADVICE = "If you really need its data, read it with code_run and a timeout (`timeout 5 head -c 4096 PATH`)."
 _CONTROL = bytes(b for b in range(32) if b not in b"\t\n\r\f\b\x1b") + b"\x7f"
 
 _locks: dict[str, threading.Lock] = {}
@@ -134,8 +138,40 @@ def atomic_write(real: Path, chunks: Iterable[bytes]) -> list[int]:
     return [info.st_mtime_ns, info.st_size]
 
 
-def read_chunks(real: Path) -> Iterator[bytes]:
-    with real.open("rb") as f:
+def not_regular(shown: str, mode: int, tool: str, advice: str = SPECIAL_ADVICE) -> ToolError:
+    kind = next((name for test, name in _KINDS if test(mode)), "a special file")
+    return ToolError(f"{shown} is {kind}, not a regular file; {tool} works on regular files only (reading or "
+                     f"writing anything else can block forever or never end). {advice}")
+
+
+def require_regular(real: Path, shown: str, tool: str, advice: str = SPECIAL_ADVICE) -> None:
+    """Refuse a FIFO, device, socket... by its stat, before anything opens it (opening alone can block)."""
+    mode = real.stat().st_mode
+    if not stat.S_ISREG(mode):
+        raise not_regular(shown, mode, tool, advice)
+
+
+def open_regular(real: Path, shown: str, tool: str, advice: str = SPECIAL_ADVICE) -> BinaryIO:
+    """Open a regular file for reading, never blocking on what is not one.
+
+    Checked by stat first (opening some devices has effects of its own), then opened with O_NONBLOCK (a FIFO
+    swapped in meanwhile opens at once instead of waiting for a writer) and checked again on the open descriptor.
+    """
+    require_regular(real, shown, tool, advice)
+    fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise not_regular(shown, mode, tool, advice)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_chunks(real: Path, shown: str, tool: str, advice: str = SPECIAL_ADVICE) -> Iterator[bytes]:
+    with open_regular(real, shown, tool, advice) as f:
         while chunk := f.read(COPY_CHUNK):
             yield chunk
 

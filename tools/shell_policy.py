@@ -1,9 +1,9 @@
 """The command policy of code_run: catastrophic commands are refused, dangerous ones asked, the rest allowed.
 
 Bash is parsed with bashlex (a port of bash's own grammar), falling back to a plain tokenizer for the
-constructs it does not know. The scan sees through `eval`, `bash -c`/`sh -c`, `xargs`, `$(...)` and
-backticks, pipes into a shell, literal base64 payloads and `python -c`; Python scripts are read with
-`ast` (python_policy.py). The rules themselves live in command_rules.py.
+constructs it does not know (shell_static.py). The scan sees through `eval`, `bash -c`/`sh -c`, `xargs`,
+`$(...)` and backticks, wrappers (`sudo`, `env`, `busybox`), pipes into a shell, literal base64 payloads and
+`python -c`; Python scripts are read with `ast` (python_policy.py). The rules live in command_rules.py.
 
 A static policy only sees what is written down: a path computed at run time, a script downloaded
 or generated and then run, another interpreter (perl -e, node -e) — none of it. That is what the
@@ -14,31 +14,28 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import bashlex
 
 from tools import python_policy
-from tools.command_rules import ALLOW, ASK, REFUSE, Places, check_argv, check_delete, check_write
-from tools.shell_static import literal_output, xargs_argv
+from tools.command_rules import ALLOW, ASK, FIND_FILTERS, REFUSE, check_argv, check_delete, check_write
+from tools.shell_static import WRAPPERS, Fallback, Places, dash_c, literal_output, peel, skip_options, xargs_argv
 
 __all__ = ["ALLOW", "ASK", "REFUSE", "Decision", "check_script", "scan_script", "worst"]
 
 _SEVERITY = {ALLOW: 0, ASK: 1, REFUSE: 2}
-_SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "ash", "busybox"}
+_SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "ash"}
 _PYTHONS = re.compile(r"^python(\d+(\.\d+)?)?$")
 _DOWNLOADERS = {"curl", "wget", "fetch", "aria2c"}
 _DECODERS = {"base64", "base32", "xxd", "openssl", "gunzip", "zcat", "uudecode"}
 _FORK_BOMB = re.compile(r"(?P<n>[\w:.]+)\s*\(\s*\)\s*\{[^}]*?(?P=n)\s*\|\s*(?P=n)\s*&")
-_WRAPPERS = {"sudo": {"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"}, "doas": {"-u", "-C"},
-             "env": {"-u", "-C", "-S"}, "nice": {"-n"}, "timeout": {"-s", "-k"}, "ionice": {"-c", "-n"},
-             "nohup": set(), "time": set(), "command": set(), "builtin": set(), "exec": set(), "setsid": set(),
-             "stdbuf": set(), "chrt": set(), "unbuffer": set(), "pkexec": {"--user"}, "su": {"-c"}}
+_DELETERS = {"rm", "unlink", "rmdir", "shred"}
+_LISTERS = {"find", "git"}
+"""Commands whose output is paths below their operands (find ROOT..., git ls-files)."""
+_FILTERS = {"grep", "egrep", "fgrep", "sort", "uniq", "head", "tail", "cat"}
 _PRIVILEGED = {"sudo", "doas", "su", "pkexec"}
-_RESERVED = {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}", "(", ")",
-             "[[", "]]", "case", "esac", "for", "in"}
 MAX_DEPTH = 8
 
 
@@ -97,20 +94,23 @@ class _Scan:
         finally:
             self.depth -= 1
 
-    def argv(self, argv: list[str]) -> None:
-        """One simple command, after wrappers (sudo, env, xargs...) are peeled off."""
+    def argv(self, argv: list[str], feed: str | list[tuple[str, bool]] | None = None) -> None:
+        """One simple command, after wrappers (sudo, env, busybox...) are peeled off. `feed` is what its stdin
+        holds, for xargs: the literal text, the roots a `find` lists below (with: only some entries), or None."""
         argv = self._unwrap([a for a in argv if a is not None])
         if not argv:
             return
         name, args = os.path.basename(argv[0]), argv[1:]
         if name == "eval":
             self.bash(" ".join(args))
-        elif name in _SHELLS and _dash_c(args) is not None:
-            self.bash(_dash_c(args) or "")
-        elif _PYTHONS.match(name) and _dash_c(args) is not None:
-            self.python(_dash_c(args) or "")
+        elif name in _SHELLS and dash_c(args) is not None:
+            self.bash(dash_c(args) or "")
+        elif _PYTHONS.match(name) and dash_c(args) is not None:
+            self.python(dash_c(args) or "")
         elif _PYTHONS.match(name) and args[:2] == ["-m", "pip"]:
             check_argv(["pip", *args[2:]], self.places, self.flag)
+        elif name == "xargs":
+            self._xargs(argv, feed)
         elif name == "cd" and args and not args[0].startswith("-"):
             target = self.places.target(args[0])
             if not target.unknown:
@@ -118,11 +118,25 @@ class _Scan:
         else:
             check_argv(argv, self.places, self.flag)
 
-    def delete(self, path: str, *, recursive: bool, command: str) -> None:
-        check_delete(self.places.target(path), recursive=recursive, command=command, flag=self.flag)
+    def delete(self, path: str, *, recursive: bool, command: str, selective: bool = False) -> None:
+        target = self.places.target(path, selective=selective)
+        check_delete(target, recursive=recursive, command=command, flag=self.flag)
 
     def write(self, path: str, command: str) -> None:
         check_write(path, self.places, command, self.flag)
+
+    def _xargs(self, argv: list[str], feed: str | list[tuple[str, bool]] | None) -> None:
+        inner, known = xargs_argv(argv, feed if isinstance(feed, str) else None)
+        deleter = os.path.basename((peel(inner) or ["echo"])[0])
+        if not known and deleter in _DELETERS:
+            command = " ".join(argv)[:200]
+            if isinstance(feed, list):  # `find ROOT ... | xargs rm`: entries below ROOT
+                for root, selective in feed:
+                    self.delete(root, recursive=True, command=command, selective=selective)
+            else:
+                self.flag(ASK, "xargs-delete-unknown", f"`{command}` feeds {deleter} paths read from its input, "
+                          "which the policy cannot see; list them first, then delete literal paths")
+        self.argv(inner)
 
     def _deeper(self, what: str) -> bool:
         self.depth += 1
@@ -138,13 +152,13 @@ class _Scan:
             if name in _PRIVILEGED:
                 self.flag(ASK, "privilege", f"`{' '.join(argv)[:200]}` runs with another user's (root's) rights")
                 if name == "su":
-                    inner = _dash_c(argv[1:])
+                    inner = dash_c(argv[1:])
                     if inner:
                         self.bash(inner)
                     return []
-            if name not in _WRAPPERS:
+            if name not in WRAPPERS:
                 return argv
-            argv = _skip_options(argv[1:], _WRAPPERS[name], name)
+            argv = skip_options(argv[1:], WRAPPERS[name], name)
         return argv
 
     def _parse_and_walk(self, script: str) -> None:
@@ -155,7 +169,7 @@ class _Scan:
                 try:
                     trees = bashlex.parse(line)
                 except Exception:
-                    _Fallback(self).walk(line)
+                    Fallback(self).walk(line)
                     continue
                 self._walk_all(trees, line)
             return
@@ -214,22 +228,20 @@ class _Walker:
                 self._redirect(part, node)
         return words, assigned
 
-    def _command(self, node: object, stdin: str | None = None) -> None:
+    def _command(self, node: object, feed: str | list[tuple[str, bool]] | None = None) -> None:
         self.fetched = False
         argv, assigned = self.argv(node)
         if not argv:
             self.scan.places.variables.update(assigned)
             return
-        name = os.path.basename(argv[0])
+        name = os.path.basename((peel(argv) or argv)[0])
         if name in _SHELLS | {"eval", "source", "."} or _PYTHONS.match(name):
             if self.fetched:
                 self.scan.flag(ASK, "remote-script", f"`{self.text(node)[:200]}` runs code downloaded from the "
                                "network, unseen; download it to a file and read it first")
             for script in self._here_documents(node):
                 self.scan.python(script) if _PYTHONS.match(name) else self.scan.bash(script)
-        if name == "xargs" and stdin is not None:
-            argv = xargs_argv(argv, stdin)
-        self.scan.argv(argv)
+        self.scan.argv(argv, feed)
 
     def _here_documents(self, node: object) -> list[str]:
         """`bash <<EOF ... EOF`, `python - <<'EOF'`, `sh <<< "..."`: code given on stdin."""
@@ -254,15 +266,15 @@ class _Walker:
                 self.walk(stage)
                 continue
             upstream = self.static_output_of(stages[:i]) if i else None
-            self._command(stage, stdin=upstream)
+            self._command(stage, upstream if upstream is not None or not i else self._listed(stages[:i]))
             if i:
                 self._piped_into(stage, stages[:i], upstream)
 
     def _piped_into(self, stage: object, sources: list, upstream: str | None) -> None:
         """`... | sh`: the script is whatever the earlier stages print."""
-        argv = [w.word for w in stage.parts if w.kind == "word"]
+        argv = peel([w.word for w in stage.parts if w.kind == "word"])
         name = os.path.basename(argv[0]) if argv else ""
-        runs_stdin = (name in _SHELLS and _dash_c(argv[1:]) is None and not _operands(argv[1:])) or (
+        runs_stdin = (name in _SHELLS and dash_c(argv[1:]) is None and not _operands(argv[1:])) or (
             _PYTHONS.match(name) and (not argv[1:] or argv[1:] == ["-"]))
         if not runs_stdin:
             return
@@ -274,6 +286,18 @@ class _Walker:
             self.scan.python(upstream) if _PYTHONS.match(name) else self.scan.bash(upstream)
         elif names & _DECODERS:
             self.scan.flag(ASK, "opaque-script", f"`{name}` runs a decoded script the policy cannot read")
+
+    def _listed(self, stages: list) -> list[tuple[str, bool]] | None:
+        """`find ROOT... [| grep ...]`, `git ls-files`: the roots the paths printed lie below, else None."""
+        argvs = [peel([p.word for p in s.parts if p.kind == "word"]) if s.kind == "command" else [] for s in stages]
+        names = [os.path.basename(a[0]) if a else "" for a in argvs]
+        if not names or names[0] not in _LISTERS or not set(names[1:]) <= _FILTERS:
+            return None
+        args, filtered = argvs[0][1:], len(names) > 1
+        if names[0] == "git":
+            return [(".", True)] if args[:1] == ["ls-files"] else None
+        roots = args[: next((i for i, a in enumerate(args) if a.startswith(("-", "(", "!"))), len(args))]
+        return [(root, filtered or bool(FIND_FILTERS & set(args))) for root in roots or ["."]]
 
     def static_output(self, node: object) -> str | None:
         if node.kind == "pipeline":
@@ -296,52 +320,5 @@ class _Walker:
         return output
 
 
-class _Fallback:
-    """For lines bashlex cannot parse: split on operators and check each command and substitution."""
-
-    def __init__(self, scan: _Scan):
-        self.scan = scan
-
-    def walk(self, line: str) -> None:
-        for inner in re.findall(r"\$\(([^()]*)\)|`([^`]*)`", line):
-            self.scan.bash(inner[0] or inner[1])
-        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|()<>")
-        lexer.whitespace_split = True
-        try:
-            tokens = list(lexer)
-        except ValueError:  # unbalanced quotes
-            tokens = line.split()
-        command: list[str] = []
-        for i, token in enumerate([*tokens, ";"]):
-            if token and set(token) <= set(";&|()<>"):
-                if ">" in token and i + 1 < len(tokens):
-                    self.scan.write(tokens[i + 1], line[:200])
-                while command and command[0] in _RESERVED:
-                    command.pop(0)
-                self.scan.argv(command)
-                command = []
-            elif not (i and set(tokens[i - 1]) <= set("<>") and tokens[i - 1]):
-                command.append(token)
-
-
-def _dash_c(args: list[str]) -> str | None:
-    """The script of `sh -c SCRIPT` / `bash -lc SCRIPT` / `python -c CODE`, or None."""
-    for i, a in enumerate(args):
-        if a.startswith("-") and not a.startswith("--") and "c" in a[1:]:
-            return args[i + 1] if i + 1 < len(args) else ""
-        if not a.startswith("-"):
-            return None
-    return None
-
-
 def _operands(args: list[str]) -> list[str]:
     return [a for a in args if not a.startswith("-")]
-
-
-def _skip_options(args: list[str], with_value: set[str], name: str) -> list[str]:
-    i = 0
-    while i < len(args) and (args[i].startswith("-") or (name == "env" and "=" in args[i])):
-        i += 2 if args[i] in with_value else 1
-    if name == "timeout" and i < len(args):
-        i += 1  # the duration
-    return args[i:]

@@ -25,6 +25,9 @@ TEXT_ONLY_TOKENS = 6500
 NAV_TIMEOUT_MS = 30_000
 _PIECES = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]|[^\W\d_]+|\d{1,3}|[^\w\s]")
 LOAD_WAIT_MS = 5_000
+_PLAIN_HTTP = re.compile(r"(localhost|[\w.-]+\.localhost|127(\.\d{1,3}){3}|0\.0\.0\.0|\[::1\])(:\d+)?([/?#]|$)"
+                         r"|[^/?#:\s]+:\d+([/?#]|$)", re.IGNORECASE)
+"""Addresses without a scheme that mean a local or development server (host:port): opened with http://."""
 SUMMARY_ONLY = {"share", "sharing", "social", "byline-share"}
 
 DESCRIPTION = (
@@ -55,11 +58,13 @@ def approx_tokens(text: str) -> int:
 
 
 def check_url(url: str, env: dict[str, str] | None = None) -> str:
-    """The URL to open, or PermissionDenied for a scheme that is not allowed (http and https are)."""
+    """The URL to open, or PermissionDenied for a scheme that is not allowed (http and https are).
+
+    Without a scheme: http:// for localhost, 127.x.x.x, [::1] and host:port (a development server), else https://."""
     env = os.environ if env is None else env
     url = url.strip()
     if "://" not in url and not url.startswith(("about:", "data:", "javascript:", "file:")):
-        url = "https://" + url
+        url = ("http://" if _PLAIN_HTTP.match(url) else "https://") + url
     scheme = url.split(":", 1)[0].lower()
     allowed = {"http", "https", "about"} | {s.strip().lower() for s in env.get("GA_ALLOW_SCHEMES", "").split(",")}
     if scheme not in allowed:

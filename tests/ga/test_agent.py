@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 import threading
 
@@ -13,10 +14,13 @@ from ga.config import load_settings
 from ga.dispatch import Dispatcher, ToolResult, ToolSpec
 from ga.permissions import SideEffect
 from ga.prompts import render
+from ga.protocols import ToolCall
 from ga.runs import Run
 from ga.testing import ScriptedModel, tool_call
+from ga.turns import unique_ids
 from tests.conftest import ScriptedTerminal
 from tools import ask_user, code_run, update_working_checkpoint
+from tools.ask_user import candidates_of
 
 COUNTER = {"type": "object", "properties": {}, "additionalProperties": False}
 
@@ -158,3 +162,26 @@ def test_the_time_limit_stops_with_exit_4(settings):
     outcome, model, _ = start(settings, steps, extra=[code_run.SPEC])
     assert (outcome.status, outcome.exit_code) == ("limit", 4) and "time limit" in outcome.answer
     assert len(model.requests) == 1
+
+
+def test_unsafe_and_colliding_call_ids_are_replaced():
+    calls = [ToolCall(id=i, name="f", arguments="{}") for i in ("../../pwn", "a/b", "call_2_1", "call_2_1", "x" * 65)]
+    unique_ids(calls, {"call_2_0": {}}, 2)
+    ids = [c.id for c in calls]
+    assert len(set(ids)) == 5 and ids[2] == "call_2_1"
+    assert all(re.fullmatch(r"[A-Za-z0-9_-]{1,64}", i) and i != "call_2_0" for i in ids)
+
+
+def test_max_time_also_caps_a_running_program(settings):
+    settings.max_time = 1
+    steps = [{"tool_calls": [tool_call("code_run", script="sleep 30", type="bash", timeout=60)]}]
+    outcome, _, run = start(settings, steps, extra=[code_run.SPEC])
+    (result,) = [e for e in run.events() if e["type"] == "result"]
+    assert result["details"]["killed"] == "timeout" and result["details"]["elapsed"] < 10
+    assert (outcome.status, outcome.exit_code) == ("limit", 4)
+
+
+def test_an_answer_maps_to_candidates_sent_in_quirky_forms():
+    assert candidates_of(json.dumps(json.dumps({"question": "q", "candidates": ["red", "blue"]}))) == ["red", "blue"]
+    assert candidates_of(json.dumps({"question": "q", "candidates": json.dumps(["red", "blue"])})) == ["red", "blue"]
+    assert candidates_of("{not json") == []

@@ -43,6 +43,11 @@ def test_unknown_tool_lists_the_available_ones(make_ctx):
     assert result.is_error and "Unknown tool 'file_raed'" in result.content and "echo" in result.content
 
 
+def test_a_huge_unknown_tool_name_is_echoed_bounded(make_ctx):
+    result = one(Dispatcher([spec()]), make_ctx(), "x" * 100_000, "{}")
+    assert result.is_error and len(result.content) < 300
+
+
 def test_arguments_that_are_not_json(make_ctx):
     result = one(Dispatcher([spec()]), make_ctx(), "echo", '{"n": 1,')
     assert result.is_error and "not valid JSON" in result.content and '{"n": 1,' in result.content

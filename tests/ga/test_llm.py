@@ -80,6 +80,15 @@ def test_parallel_tool_calls(serve, stream, as_object):
     assert "tool_choice" not in server.requests[0]
 
 
+@pytest.mark.parametrize("stream", [True, False])
+def test_calls_sharing_one_id_stay_separate_calls(serve, stream):
+    calls = [{**tool_call("file_read", path=name), "id": "call_0"} for name in ("a.txt", "b.txt")]
+    _, model, _ = serve([{"tool_calls": calls}], stream=stream)
+    reply = model.complete(MESSAGES, TOOLS)
+    assert [(c.name, json.loads(c.arguments)) for c in reply.tool_calls] == [
+        ("file_read", {"path": "a.txt"}), ("file_read", {"path": "b.txt"})]
+
+
 def test_server_errors_then_success(serve):
     server, model, notices = serve([{"fault": "500"}, {"fault": "503"}, {"content": "ok"}])
     reply = model.complete(MESSAGES, [])

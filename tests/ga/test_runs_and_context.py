@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -17,6 +18,35 @@ def test_a_line_torn_by_a_kill_is_ignored(tmp_path):
     with open(run.folder / "trajectory.jsonl", "a") as f:
         f.write('{"type": "message", "message": {"role": "assis')
     assert [m["content"] for m in Run.open(tmp_path, run.id).history().messages] == ["task"]
+
+
+def test_appends_after_a_torn_line_are_not_lost(tmp_path):
+    run = Run.create(tmp_path, "task", {})
+    run.append({"type": "message", "message": {"role": "user", "content": "task"}})
+    with open(run.folder / "trajectory.jsonl", "a") as f:
+        f.write('{"type": "message", "message": {"role": "assis')
+    resumed = Run.open(tmp_path, run.id)
+    resumed.append({"type": "message", "message": {"role": "user", "content": "later"}})
+    resumed.append({"type": "message", "message": {"role": "user", "content": "later still"}})
+    contents = [m["content"] for m in Run.open(tmp_path, run.id).history().messages]
+    assert contents == ["task", "later", "later still"]
+
+
+def test_a_run_is_driven_by_one_process_at_a_time(tmp_path):
+    run = Run.create(tmp_path, "task", {})
+    run.lock()
+    with pytest.raises(ConfigError, match=rf"in use by another ga process \(pid {os.getpid()}\)"):
+        Run.open(tmp_path, run.id).lock()
+    run.unlock()
+    again = Run.open(tmp_path, run.id)
+    again.lock()
+    again.unlock()
+
+
+def test_an_unusable_home_is_a_configuration_error(tmp_path):
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ConfigError, match="Set GA_HOME to a writable folder"):
+        Run.create(tmp_path / "file" / "runs", "task", {})
 
 
 def test_results_follow_their_calls_in_the_order_asked(tmp_path):

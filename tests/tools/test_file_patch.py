@@ -13,7 +13,7 @@ import pytest
 from ga.dispatch import Dispatcher, ToolResult
 from ga.errors import ToolError
 from ga.protocols import ToolCall
-from tools import file_patch, file_read, file_write
+from tools import file_patch, file_read, file_write, fileio
 
 SPECS = [file_read.SPEC, file_patch.SPEC, file_write.SPEC]
 
@@ -209,3 +209,44 @@ def test_parallel_patches_are_serialised(make_ctx, workspace):
         t.join()
     assert all(isinstance(r, ToolResult) and not r.is_error for r in results), results
     assert path.read_text() == "".join(f"slot {i:02d} = filled by {i}\n" for i in range(24))
+
+
+@pytest.mark.parametrize("text, old", [("ab\nab\nab\n", "ab\nab\n"), ("}\n}\n}\n", "}\n}\n")])
+def test_overlapping_matches_count(make_ctx, workspace, text, old):
+    (workspace / "o.txt").write_text(text)
+    result = dispatch(make_ctx(), "file_patch", {"path": "o.txt", "old_content": old, "new_content": "x\n"})
+    assert result.is_error and "2 places" in result.content and "lines 1, 2; some overlap" in result.content
+    assert (workspace / "o.txt").read_text() == text
+
+
+def test_overlapping_tolerant_matches_count(make_ctx, workspace):
+    (workspace / "crlf.txt").write_bytes(b"}\r\n}\r\n}\r\n")
+    (workspace / "blank.txt").write_text("ab \nab \nab \n")
+    for path, old in (("crlf.txt", "}\n}\n"), ("blank.txt", "ab\nab\n")):
+        with pytest.raises(ToolError, match=r"2 places .*lines 1, 2; some overlap"):
+            patch(make_ctx(), path, old, "x\n")
+
+
+def test_starts_inside_one_folded_piece_are_one_place(make_ctx, workspace):
+    (workspace / "e.txt").write_text("wait…\n")  # ".." is at folded 4 and 5 of "wait...", both inside the "…"
+    result = patch(make_ctx(), "e.txt", "..", "!")
+    assert result.content.startswith("Patched e.txt: replaced line 1 with 1 line.") and result.details["tolerant"]
+    assert (workspace / "e.txt").read_text() == "wait!\n"
+
+
+def test_periodic_matches_are_counted_up_to_a_cap(make_ctx, workspace, monkeypatch):
+    monkeypatch.setattr(file_patch, "MAX_COUNTED", 5)
+    (workspace / "p.txt").write_text("ab\n" * 20)
+    with pytest.raises(ToolError, match=r"more than 5 places .*lines 1, 2, 3, 4, 5, 6; some overlap"):
+        patch(make_ctx(), "p.txt", "ab\nab\n", "x\n")
+
+
+@pytest.mark.timeout(10)  # before the fix, read_bytes waited for a writer forever
+def test_fifo_is_refused_without_blocking(make_ctx, workspace, monkeypatch):
+    os.mkfifo(workspace / "pipe")
+    with pytest.raises(ToolError, match=r"pipe is a FIFO \(named pipe\), not a regular file"):
+        patch(make_ctx(), "pipe", "a", "b")
+    monkeypatch.setattr(fileio, "require_regular", lambda *args: None)  # as if it became a FIFO after the check
+    with pytest.raises(ToolError, match=r"pipe is a FIFO \(named pipe\), not a regular file"):
+        patch(make_ctx(), "pipe", "a", "b")
+    assert stat.S_ISFIFO((workspace / "pipe").stat().st_mode)

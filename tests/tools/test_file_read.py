@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tracemalloc
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 from ga.dispatch import Dispatcher, ToolResult
 from ga.errors import ToolError
 from ga.protocols import ToolCall
-from tools import file_patch, file_read, file_write
+from tools import file_patch, file_read, file_write, fileio
 
 SPECS = [file_read.SPEC, file_patch.SPEC, file_write.SPEC]
 
@@ -214,3 +215,30 @@ def test_one_huge_line_is_never_held(make_ctx, workspace):
         tracemalloc.stop()
     assert f"[line cut: {20 << 20} chars]" in content and "of 1;" in content
     assert peak < 5 * 1024 * 1024, f"peak traced memory {peak} bytes"
+
+
+@pytest.mark.timeout(10)  # before the fix, opening the FIFO waited for a writer forever
+def test_fifo_is_refused_without_blocking(make_ctx, workspace):
+    os.mkfifo(workspace / "pipe")
+    os.symlink("pipe", workspace / "link")
+    for path in ("pipe", "link"):
+        result = dispatch(make_ctx(), "file_read", {"path": path})
+        assert result.is_error, path
+        assert f"{path} is a FIFO (named pipe), not a regular file" in result.content
+        assert "lists folders" in result.content and "code_run" in result.content
+    assert stat.S_ISFIFO((workspace / "pipe").stat().st_mode)
+
+
+@pytest.mark.timeout(10)
+def test_fifo_swapped_in_after_the_stat_check_is_still_refused(make_ctx, workspace, monkeypatch):
+    os.mkfifo(workspace / "pipe")
+    monkeypatch.setattr(fileio, "require_regular", lambda *args: None)  # as if it became a FIFO just after
+    with pytest.raises(ToolError, match=r"pipe is a FIFO \(named pipe\), not a regular file"):
+        file_read.run({"path": "pipe"}, make_ctx())
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_device_is_refused_not_read(make_ctx):
+    with pytest.raises(ToolError, match=r"/dev/zero is a character device, not a regular file"):
+        file_read.run({"path": "/dev/zero"}, make_ctx(allow_paths=[Path("/dev")]))

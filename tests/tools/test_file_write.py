@@ -129,3 +129,14 @@ def test_bad_arguments_through_the_dispatcher(make_ctx, workspace):
     assert not (workspace / "a.txt").exists()
     as_string = dispatch(ctx, json.dumps(json.dumps({"path": "a.txt", "content": "x"})))
     assert not as_string.is_error and (workspace / "a.txt").read_text() == "x"
+
+
+@pytest.mark.timeout(10)  # before the fix, append and prepend blocked opening the FIFO; overwrite replaced it
+@pytest.mark.parametrize("mode", ["overwrite", "append", "prepend"])
+def test_fifo_is_refused_and_kept(make_ctx, workspace, mode):
+    os.mkfifo(workspace / "pipe")
+    result = dispatch(make_ctx(), {"path": "pipe", "content": "x\n", "mode": mode})
+    assert result.is_error and "pipe is a FIFO (named pipe), not a regular file" in result.content
+    assert "rm PATH" in result.content
+    assert stat.S_ISFIFO((workspace / "pipe").stat().st_mode)
+    assert leftovers(workspace) == [] and sorted(p.name for p in workspace.iterdir()) == ["pipe"]

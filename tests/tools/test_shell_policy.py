@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import os
 from pathlib import Path
 
 import pytest
@@ -77,6 +78,24 @@ CATASTROPHIC = [
     ("n=$((1+1)); rm -rf ~/", "rm-home"),
     ("bash <<'EOF'\nrm -rf /\nEOF\n", "rm-root"),
     ("python3 -c 'import shutil; shutil.rmtree(\"/\")'", "rm-root"),
+    # ~user is that user's home (as root, ~root is the home folder); a leading // is /
+    ("rm -rf ~root", "rm-root"),
+    ("rm -rf ~root/", "rm-root"),
+    ("rm -rf //", "rm-root"),
+    ("bash -c 'rm -rf //'", "rm-root"),
+    ("rm -rf ///usr", "rm-root"),
+    ("echo x > //dev/sdz9", "overwrite-device"),
+    # busybox/toybox run the command named next; deletes hidden in xargs, rsync and tar
+    ("busybox rm -rf /", "rm-root"),
+    ("toybox rm -rf ~", "rm-home"),
+    ("echo 'rm -rf /' | busybox sh", "rm-root"),
+    ("xargs rm -rf / < list.txt", "rm-root"),
+    ("find . | xargs rm -rf", "rm-workspace-root"),
+    ("rsync -a --delete empty/ /", "rm-root"),
+    ("rsync -a --delete-after ./ ~", "rm-home"),
+    ("tar --remove-files -cf x.tar /", "rm-root"),
+    ("tar -C / -cf x.tar --remove-files etc", "rm-root"),
+    ("tee /dev/sdz9 < disk.img", "overwrite-device"),
 ]
 
 DANGEROUS = [
@@ -103,6 +122,18 @@ DANGEROUS = [
     ("echo cHJpbnQoMSk | base64 -d | sh", "opaque-script"),
     ("chmod 600 /etc/shadow", "permissions-outside-workspace"),
     ("fdisk /dev/sdz", "partition-table"),
+    ("xargs rm -rf < list.txt", "xargs-delete-unknown"),
+    ("cat list.txt | xargs -I{} rm -rf {}", "xargs-delete-unknown"),
+    ("xargs -a list.txt rm", "xargs-delete-unknown"),
+    ("find /var/log -name '*.gz' | xargs rm -f", "delete-outside-workspace"),
+    ("rsync -av --delete build/ /var/www/html/", "delete-outside-workspace"),
+    ("tar --remove-files -czf logs.tgz /var/log/app", "delete-outside-workspace"),
+    ("cp /dev/null /etc/passwd", "write-outside-workspace"),
+    ("truncate -s0 /etc/passwd", "write-outside-workspace"),
+    ("tee /etc/passwd", "write-outside-workspace"),
+    ("echo x | tee -a ~/.profile", "write-outside-workspace"),
+    ("mv build.sh /usr/local/bin/", "write-outside-workspace"),
+    ("dd if=/dev/zero of=/etc/fstab bs=1 count=1", "write-outside-workspace"),
 ]
 
 EVERYDAY = [
@@ -120,6 +151,11 @@ EVERYDAY = [
     "for f in *.txt; do echo $f; done", "cat <<EOF > notes.md\nhello\nEOF\n", "python - <<'EOF'\nprint(1)\nEOF\n",
     "dd if=/dev/zero of=blank.img bs=1M count=1", "bash build.sh", "cat install.sh | bash",
     "npm uninstall left-pad", "echo done >> /tmp/log.txt", "git clean -n", "git reset HEAD file.py",
+    "cp a.txt b.txt", "cp -r /etc/nginx .", "mv a.txt b.txt", "tee out.log", "make 2>&1 | tee build.log",
+    "echo x | tee /dev/null", "truncate -s 0 app.log", "install -m 755 run.sh bin/run", "rsync -a src/ dst/",
+    "rsync -a --delete src/ dst/", "rsync -av --delete build/ user@host:/var/www/", "tar -cf x.tar src/",
+    "tar --remove-files -czf old.tgz logs/", "xargs grep foo", "find . -name '*.pyc' | xargs rm -f",
+    "find . -name '*.pyc' -print0 | xargs -0 rm -f", "git ls-files -z '*.orig' | xargs -0 rm",
 ]
 
 PYTHON_CATASTROPHIC = [
@@ -134,6 +170,7 @@ PYTHON_CATASTROPHIC = [
     ("import base64\nexec(base64.b64decode('" + b64("import os; os.system('reboot')") + "'))", "shutdown"),
     ("import os\nos.popen('dd if=/dev/zero of=/dev/sdz9')", "dd-to-device"),
     ("import os\nh = os.environ['HOME']\nos.system('rm -rf ' + h)", "rm-home"),
+    ("import os, shutil\nshutil.rmtree(os.path.expanduser('~root'))", "rm-root"),
 ]
 
 PYTHON_EVERYDAY = [
@@ -192,3 +229,14 @@ def test_cwd_is_taken_into_account():
     sub = WORKSPACE / "sub"
     assert check_script("rm -rf ..", "bash", workspace=WORKSPACE, home=HOME, cwd=sub).verdict == REFUSE
     assert check_script("rm -rf old", "bash", workspace=WORKSPACE, home=HOME, cwd=sub).verdict == ALLOW
+
+
+@pytest.mark.skipif(os.path.expanduser("~daemon") in ("~daemon", "/"), reason="no daemon user")
+def test_tilde_user_is_placed_in_that_users_home():
+    decision = decide("rm -rf ~daemon/x")
+    assert (decision.verdict, decision.rule) == (ASK, "delete-outside-workspace"), decision
+    assert os.path.expanduser("~daemon/x") in decision.reason
+
+
+def test_tilde_of_an_unknown_user_stays_a_literal_folder():
+    assert decide("rm -rf ~no-such-user-ga/x").verdict == ALLOW

@@ -12,7 +12,7 @@ from tests.tools.test_browser import scan
 from tools import web_execute_js, web_scan
 
 site, web = shared.site, shared.web  # the shared fixtures: local site, module browser
-pytestmark = shared.NEEDS_CHROMIUM
+needs_chromium = shared.NEEDS_CHROMIUM  # only the tests that open a browser
 
 
 def ref_of(text: str, pattern: str) -> str:
@@ -21,6 +21,7 @@ def ref_of(text: str, pattern: str) -> str:
     return match.group(1)
 
 
+@needs_chromium
 def test_login_form_shows_controls_and_hides_noise(web, site):
     out = scan(web, url=f"{site}/login.html")
     assert out.startswith("Tabs (* current): t")
@@ -35,6 +36,7 @@ def test_login_form_shows_controls_and_hides_noise(web, site):
     assert "=== main" in out and "=== header" in out and "=== footer" in out
 
 
+@needs_chromium
 def test_page_text_is_marked_as_data(web, site):
     out = scan(web, url=f"{site}/injection.html")
     start = out.index("[page content")
@@ -43,6 +45,7 @@ def test_page_text_is_marked_as_data(web, site):
     assert out.index("IGNORE ALL PREVIOUS") < out.index(f"[end of page content {nonce}]")
 
 
+@needs_chromium
 def test_modal_dialog_comes_first_and_covers_the_page(web, site):
     out = scan(web, url=f"{site}/modal.html")
     dialog, main = out.index("=== dialog"), out.index("=== main")
@@ -51,12 +54,14 @@ def test_modal_dialog_comes_first_and_covers_the_page(web, site):
     assert "Subscribe to our newsletter" in out and re.search(r"\[button: No thanks\]#\d+", out)
 
 
+@needs_chromium
 def test_cookie_banner_is_an_overlay_with_its_buttons(web, site):
     out = scan(web, url=f"{site}/cookie.html")
     assert out.index("=== overlay") < out.index("=== main")
     assert re.search(r"\[button: Accept all\]#\d+", out) and "Fresh coffee beans" in out
 
 
+@needs_chromium
 def test_long_list_is_folded_with_a_working_selector(web, site):
     out = scan(web, url=f"{site}/list.html")
     assert "Post number 1 about" in out and "Post number 400 about" not in out
@@ -67,6 +72,7 @@ def test_long_list_is_folded_with_a_working_selector(web, site):
     assert web_scan.approx_tokens(out) <= web_scan.BUDGET_TOKENS + 200
 
 
+@needs_chromium
 def test_same_origin_frames_and_shadow_roots_are_included(web, site):
     out = scan(web, url=f"{site}/frames.html")
     assert "Inside the frame: a quarterly report" in out and "[Frame link to login]#" in out
@@ -76,12 +82,14 @@ def test_same_origin_frames_and_shadow_roots_are_included(web, site):
     assert "Follow Grace" in got
 
 
+@needs_chromium
 def test_text_only_is_smaller_and_has_no_refs(web, site):
     full = scan(web, url=f"{site}/login.html")
     text = scan(web, text_only=True)
     assert "Sign in to Acme" in text and "]#" not in text and len(text) < len(full)
 
 
+@needs_chromium
 def test_over_budget_page_is_cut_with_a_marker_and_saved_whole(web, site):
     scan(web, url=f"{site}/injection.html")
     web_execute_js.run({"script": "document.querySelector('main').innerHTML += "
@@ -95,17 +103,37 @@ def test_over_budget_page_is_cut_with_a_marker_and_saved_whole(web, site):
     assert "Paragraph 2999 words" in saved and "Paragraph 2999 words" not in out
 
 
+@needs_chromium
 def test_tabs_only_lists_tabs(web, site):
     scan(web, url=f"{site}/cookie.html")
     out = scan(web, tabs_only=True)
     assert out.startswith("Tabs (* current):") and "'Shop'" in out and "page content" not in out
 
 
+@needs_chromium
 def test_schemes_other_than_http_are_refused(web, monkeypatch):
     with pytest.raises(PermissionDenied, match="GA_ALLOW_SCHEMES"):
         web_scan.run({"url": "file:///etc/passwd"}, web)
     assert web_scan.check_url("example.com", env={}) == "https://example.com"
     assert web_scan.check_url("file:///tmp/x.html", env={"GA_ALLOW_SCHEMES": "file"}) == "file:///tmp/x.html"
+
+
+@pytest.mark.parametrize(("given", "opened"), [
+    ("127.0.0.1:8931/new.html", "http://127.0.0.1:8931/new.html"),
+    ("localhost", "http://localhost"),
+    ("localhost:3000/app?x=1", "http://localhost:3000/app?x=1"),
+    ("127.0.0.2/x", "http://127.0.0.2/x"),
+    ("[::1]:8080/", "http://[::1]:8080/"),
+    ("0.0.0.0:8000", "http://0.0.0.0:8000"),
+    ("devbox:8080/index.html", "http://devbox:8080/index.html"),
+    ("example.com", "https://example.com"),
+    ("docs.python.org/3/library/", "https://docs.python.org/3/library/"),
+    ("localhost.example.com", "https://localhost.example.com"),
+    ("127.0.0.1.example.com/x", "https://127.0.0.1.example.com/x"),
+    ("https://localhost:8443/", "https://localhost:8443/"),
+])
+def test_local_addresses_without_a_scheme_open_over_http(given, opened):
+    assert web_scan.check_url(given, env={}) == opened
 
 
 def test_only_url_less_scans_may_run_beside_other_calls():
@@ -115,6 +143,7 @@ def test_only_url_less_scans_may_run_beside_other_calls():
 
 
 
+@needs_chromium
 def test_link_blocks_repeats_and_url_labels_are_folded_honestly(web, site):
     out = scan(web, url=f"{site}/portal.html")
     # a block of the page that is mostly links is navigation: its own region, its repeats of one target said once
@@ -134,6 +163,7 @@ def test_link_blocks_repeats_and_url_labels_are_folded_honestly(web, site):
     assert re.search(r"\(\+3 more lines: \$ga\(\d+\)\.innerText", out)
 
 
+@needs_chromium
 def test_text_only_leaves_out_link_blocks_and_urls(web, site):
     scan(web, url=f"{site}/portal.html")
     text = scan(web, text_only=True)
