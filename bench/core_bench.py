@@ -34,7 +34,7 @@ def fixed_context(settings) -> None:
     specs = load_tools()
     system = system_prompt(settings)
     tools = json.dumps([s.schema() for s in specs])
-    print("== fixed context per request (o200k_base), task 'Hello'")
+    print("\n== fixed context per request (o200k_base), task 'Hello'")
     print(f"system prompt        {count_tokens(system):6d} tokens")
     for s in specs:
         print(f"  {s.name:26s} {count_tokens(json.dumps(s.schema())):5d} tokens")
@@ -114,9 +114,9 @@ def main() -> None:
         settings = load_settings(env={}, home=home, workdir=workspace, model="m")
         run_dir = home / "runs" / "bench"
         run_dir.mkdir(parents=True)
-        fixed_context(settings)
+        long_run(home, workspace, args.turns)  # first, so its peak RSS is the agent's, not the tokenizer's
         dispatcher_overhead(settings, run_dir)
-        long_run(home, workspace, args.turns)
+        fixed_context(settings)
 
 
 if __name__ == "__main__":
