@@ -167,7 +167,8 @@ class Agent:
     def on_result(self, call: ToolCall, result: ToolResult) -> None:
         if hasattr(self.ui, "tool_done"):
             self.ui.tool_done(call, result)
-        result = self.escalation.observe(call, result)  # adds the stage hint; its notice follows the tool line
+        # adds the stage hint; its notice follows the tool line
+        result = self.escalation.observe(call, result, read_only=self._rerunnable(call.name))
         # state first: a kill between the two leaves the call "started, no result", never a lost state change
         self.run.save_state()
         self.run.append({"type": "result", "id": call.id, "name": call.name, "content": result.content,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 
 from ga.config import Settings
 from ga.dispatch import ToolContext, ToolResult
@@ -35,6 +36,7 @@ ANSWERED_BY_HUMAN = frozenset({"ask_user"})
 TRIED_LINES = 6
 """Failed calls listed in the stage 2 hint and in the question to the human (the newest ones)."""
 FAILED_KEYS = 20
+_TIMING = re.compile(r"\d+(?:\.\d+)?\s?m?s\b")
 
 HINT_1 = "[Read the error above and make one small, targeted fix.]"
 HINT_2 = ("[Escalation stage 2: {why}. Stop retrying. Probe the environment (what exists, what runs, versions), "
@@ -86,15 +88,19 @@ class Escalation:
         self.run, self.settings, self.ui = run, settings, ui
         self.state: dict = run.state.setdefault("escalation", {})
 
-    def observe(self, call: ToolCall, result: ToolResult) -> ToolResult:
-        """Count one result; return it with the hint the model should read, if any."""
+    def observe(self, call: ToolCall, result: ToolResult, *, read_only: bool = False) -> ToolResult:
+        """Count one result; return it with the hint the model should read, if any.
+
+        A success resets the count when it can be the fix: a change, a human's answer, or the same tool that failed
+        working now. Looking around (another read-only tool succeeding beside the failing one) does not.
+        """
         if self.state.get("asking"):
             if call.name == "ask_user" and not result.is_error:
                 self._reset("the user answered the model's own question")
             return result  # while a question to the human is pending, nothing else moves the stage
         if result.details.get("stage") in NEUTRAL:
             return result
-        hint = self._failed(call, result) if result.is_error else self._succeeded(call, result)
+        hint = self._failed(call, result) if result.is_error else self._succeeded(call, result, read_only)
         if hint:
             result.content = f"{result.content}\n{hint}"
         return result
@@ -125,16 +131,19 @@ class Escalation:
         self._reset("the user answered")
         return {"role": "user", "content": ANSWER.format(answer=answer.strip())}
 
-    def _succeeded(self, call: ToolCall, result: ToolResult) -> str | None:
+    def _succeeded(self, call: ToolCall, result: ToolResult, read_only: bool) -> str | None:
         s = self.state
-        if s.get("stage"):
-            self._change(0, f"{call.name} succeeded")
-        for name in ("failures", "stage", "stage2_at", "failed", "tried", "last_error"):
-            s.pop(name, None)
+        if not read_only or call.name in ANSWERED_BY_HUMAN or call.name == s.get("failed_tool", call.name):
+            if s.get("stage"):
+                self._change(0, f"{call.name} succeeded")
+            for name in ("failures", "stage", "stage2_at", "failed", "tried", "last_error", "failed_tool"):
+                s.pop(name, None)
         if call.name in ANSWERED_BY_HUMAN:
             s["same"], s["same_key"] = 0, ""
             return None
-        key = call_key(call) + hashlib.sha1(result.content.encode()).hexdigest()[:8]
+        # timings ("· 0.51 s") differ between identical results: they are not progress
+        outcome = _TIMING.sub("", result.content)
+        key = call_key(call) + hashlib.sha1(outcome.encode()).hexdigest()[:8]
         s["same"] = s.get("same", 0) + 1 if s.get("same_key") == key else 1
         s["same_key"], s["same_call"] = key, f"{call.name} {summarize(call.arguments, 50)}"
         if s["same"] != self.settings.repeat_nudge:
@@ -151,7 +160,7 @@ class Escalation:
         s["tried"] = [*s.get("tried", []), tried_line(call, result)][-TRIED_LINES:]
         s["failures"] = n = s.get("failures", 0) + 1
         s["last_error"] = gist(result.content, 300, sentence=False)
-        s["same"] = 0
+        s["same"], s["failed_tool"] = 0, call.name
         stage, why = self._next_stage(n, repeat, call.name)
         if stage == s.get("stage", 0):
             return HINT_1 if stage == 1 else HINT_2_AGAIN.format(n=n)

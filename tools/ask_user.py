@@ -30,7 +30,7 @@ def candidates_of(raw: str | dict | None) -> list[str]:
 
 def answer_result(answer: str, candidates: list[str]) -> ToolResult:
     text = answer.strip()
-    if text.isdigit() and 1 <= int(text) <= len(candidates):
+    if text not in candidates and text.isdigit() and 1 <= int(text) <= len(candidates):
         text = candidates[int(text) - 1]
     return ToolResult(content=f"The user answered: {text}", details={"answer": text})
 

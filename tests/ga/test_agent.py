@@ -20,7 +20,7 @@ from ga.testing import ScriptedModel, tool_call
 from ga.turns import unique_ids
 from tests.conftest import ScriptedTerminal
 from tools import ask_user, code_run, update_working_checkpoint
-from tools.ask_user import candidates_of
+from tools.ask_user import answer_result, candidates_of
 
 COUNTER = {"type": "object", "properties": {}, "additionalProperties": False}
 
@@ -185,3 +185,5 @@ def test_an_answer_maps_to_candidates_sent_in_quirky_forms():
     assert candidates_of(json.dumps(json.dumps({"question": "q", "candidates": ["red", "blue"]}))) == ["red", "blue"]
     assert candidates_of(json.dumps({"question": "q", "candidates": json.dumps(["red", "blue"])})) == ["red", "blue"]
     assert candidates_of("{not json") == []
+    assert answer_result("1", ["4", "2", "1"]).content == "The user answered: 1"  # a candidate itself, not an index
+    assert answer_result("2", ["red", "blue"]).content == "The user answered: blue"

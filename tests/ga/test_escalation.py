@@ -9,9 +9,10 @@ import pytest
 
 from ga.agent import Agent
 from ga.config import load_settings
-from ga.dispatch import Dispatcher
+from ga.dispatch import Dispatcher, ToolResult
 from ga.errors import ConfigError
-from ga.escalation import gist
+from ga.escalation import Escalation, gist
+from ga.protocols import ToolCall
 from ga.runs import Run
 from ga.testing import ScriptedModel, ScriptedServer, tool_call
 from tests.conftest import ScriptedTerminal
@@ -137,6 +138,25 @@ def test_resuming_a_stuck_run_without_an_answer_pauses_again(settings):
     _, _, run, _ = start(settings, [missing(i) for i in range(1, 7)])
     outcome, model, _, _ = start(settings, [], run=Run.open(settings.runs_dir, run.id))
     assert (outcome.status, outcome.exit_code) == ("paused", 3) and model.requests == []
+
+
+def test_a_failing_call_batched_with_a_read_that_works_still_escalates(settings):
+    batch = {"tool_calls": [tool_call("file_read", path="here.txt"),
+                            tool_call("file_write", path="here.txt/x", content="x")]}
+    outcome, model, run, _ = start(settings, [batch] * 4)
+    assert (outcome.status, outcome.exit_code) == ("paused", 3)  # stage 3 pauses the autonomous run
+    assert stages(run) == [1, 2, 3]
+    assert "Stop retrying" in results(model.requests[2])[-1]
+
+
+def test_timings_do_not_make_identical_results_look_like_progress(tmp_path):
+    settings = load_settings(env={}, home=tmp_path, workdir=tmp_path, model="m")
+    escalation = Escalation(run=Run.create(tmp_path, "wait for the job", {}), settings=settings,
+                            ui=ScriptedTerminal())
+    call = ToolCall(id="c", name="code_run", arguments='{"script": "sleep 0.5; cat status"}')
+    for took in ("0.51", "0.50", "0.52"):
+        escalation.observe(call, ToolResult(content=f"[exit code 0 · {took} s]\nrunning"))
+    assert escalation.state["same"] == 3
 
 
 def test_three_malformed_calls_end_the_run_and_a_good_call_resets_the_strikes(settings):
