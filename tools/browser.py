@@ -73,7 +73,10 @@ class BrowserSession:
         self.notice = notice or (lambda text: None)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ga-browser")
         self._thread: threading.Thread | None = None
+        self._stale: Any = None  # the job of an abandoned (hung) session thread
+        self._why = "had crashed"
         self._pw: Any = None
+        self._driver_pid: int | None = None
         self._browser: Any = None
         self.context: BrowserContext | None = None
         self.tabs: dict[str, Page] = {}
@@ -102,8 +105,22 @@ class BrowserSession:
         try:
             return future.result(timeout)
         except FutureTimeout:
-            raise ToolError(f"The browser did not answer within {timeout:.0f}s; the page may be hung. "
-                            "Try again, or open the page in a new tab with web_scan(url=...).") from None
+            self._abandon(future)
+            raise ToolError(f"The browser did not answer within {timeout:.0f}s (a page may be hung); it will be "
+                            "restarted on the next web call, with the tabs reopened at their last urls.") from None
+
+    def _abandon(self, future: Any) -> None:
+        """The session thread is stuck in a Playwright call: kill the driver (which ends that call and the
+        browser), and give later jobs a fresh thread, so they do not queue behind the stuck one."""
+        stuck, self._executor = self._executor, ThreadPoolExecutor(max_workers=1, thread_name_prefix="ga-browser")
+        self._stale, self._thread, self._dead, self._why = future, None, True, "stopped answering"
+        pid, self._driver_pid = self._driver_pid, None
+        if pid:
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
+        stuck.shutdown(wait=False)
 
     def _job(self, fn: Callable[[BrowserSession], T]) -> T:
         self._thread = threading.current_thread()
@@ -113,7 +130,7 @@ class BrowserSession:
         if self._closed:
             return
         try:
-            if self._pw is not None:
+            if self._pw is not None and self._stale is None:  # an abandoned browser was killed already
                 self._executor.submit(_shutdown, self).result(30)
         except Exception:
             log.warning("closing the browser failed", exc_info=True)
@@ -124,16 +141,18 @@ class BrowserSession:
     def ensure(self) -> None:
         """Start the browser, or restart it after a crash (reopening the tabs at their last urls)."""
         if self.context is not None and not self._dead:
-            for tab_id in self._gone:
-                self.tabs.pop(tab_id, None)
-                self.last_urls.pop(tab_id, None)
-            if self.current not in self.tabs:
-                self.current = next(reversed(self.tabs), None)
-            self._gone.clear()
+            self._prune()
             return
         self._gone.clear()
         restarting = self._dead
         reopen = dict(self.last_urls) if restarting else {}
+        if self._stale is not None:  # let the abandoned thread fail out; its Playwright objects are not ours
+            try:
+                self._stale.exception(10)
+            except Exception:
+                pass
+            self._stale, self.context, self._browser, self._pw = None, None, None, None
+            self.tabs.clear()
         _shutdown(self, quiet=True)
         self.tabs.clear()
         self._start()
@@ -142,8 +161,18 @@ class BrowserSession:
                 _quietly(page.close)
             for tab_id, url in reopen.items():
                 self._open(url, tab_id)
-            self._note(f"The browser had crashed and was restarted; tabs reopened: {', '.join(reopen) or 'none'}. "
+            self._note(f"The browser {self._why} and was restarted; tabs reopened: {', '.join(reopen) or 'none'}. "
                        "Page state (forms, scroll) was lost.")
+            self._why = "had crashed"
+
+    def _prune(self) -> None:
+        """Forget the tabs that were closed (not those of a browser that went down: those are reopened)."""
+        for tab_id in self._gone:
+            self.tabs.pop(tab_id, None)
+            self.last_urls.pop(tab_id, None)
+        if self.current not in self.tabs:
+            self.current = next(reversed(self.tabs), None)
+        self._gone.clear()
 
     def _start(self) -> None:
         started = time.perf_counter()
@@ -151,7 +180,12 @@ class BrowserSession:
             from playwright.sync_api import sync_playwright
         except ImportError:
             raise ToolError("Playwright is not installed: run `pip install playwright`. " + INSTALL_HINT) from None
-        self._pw = sync_playwright().start()
+        manager = sync_playwright()
+        self._pw = manager.start()
+        try:  # to end a hung call from another thread (see _abandon)
+            self._driver_pid = manager._client._transport._proc.pid
+        except AttributeError:
+            self._driver_pid = None
         chromium = self._pw.chromium
         cdp = self.env.get("GA_BROWSER_CDP")
         if cdp:
@@ -197,6 +231,11 @@ class BrowserSession:
     def _note(self, text: str) -> None:
         self.notes.append(text)
         self.notice(f"browser: {text}")
+
+    def take_dialogs(self) -> list[dict]:
+        """The dialogs answered since the last report."""
+        dialogs, self.dialogs = self.dialogs, []
+        return dialogs
 
     def take_notes(self) -> list[str]:
         notes, self.notes = self.notes, []
@@ -287,6 +326,14 @@ class BrowserSession:
         self.current = tab_id
         return tab_id, page
 
+    def reopen(self, tab_id: str) -> Page:
+        """Replace the tab's page by a fresh one at its last url (for a page that stopped answering)."""
+        page = self.tabs.pop(tab_id)
+        url = self.last_urls.get(tab_id) or page.url
+        _quietly(lambda: page.close(run_before_unload=False))
+        self._open(url, tab_id)
+        return self.tabs[tab_id]
+
     def on_tab(self, tab: str | None, fn: Callable[[str, Page], T]) -> T:
         """fn(tab_id, page); if the page turns out to have crashed, reopen it and try once more."""
         for attempt in range(2):
@@ -304,6 +351,8 @@ class BrowserSession:
         raise AssertionError("unreachable")
 
     def tab_list(self) -> list[dict]:
+        if self.context is not None and not self._dead:
+            self._prune()
         rows = []
         for tab_id, page in self.tabs.items():
             title = "(crashed)"

@@ -60,7 +60,8 @@
     const kind = boiler(el, st);
     const bp = inBoiler || !!kind;
     if (st.position === 'fixed' || st.position === 'sticky') fixed.push(el);
-    const innerClip = st.overflowX !== 'visible' && el !== document.body ? r : clip;
+    // an iframe's content has its own coordinates: the parent's clip does not apply there
+    const innerClip = el.tagName === 'IFRAME' ? null : st.overflowX !== 'visible' && el !== document.body ? r : clip;
     const rec = { st, r, block, kind, chars: 0, link: 0, score: 0, inl: 0, inlLink: 0 };
     for (const k of kids(el)) {
       if (k.nodeType === 3) {
@@ -439,7 +440,7 @@
   const out = regions.filter((r) => r.parts.length).map(({ el, level, links, pre, ...r }) => r);
   return {
     title: document.title, url: location.href, modal: !!modal,
-    regions: out,
+    regions: out, type: document.contentType, textChars: body.innerText.length,
     stats: { ms: Math.round(performance.now() - started), elements: info.size, ads },
   };
 }

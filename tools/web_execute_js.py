@@ -14,7 +14,7 @@ from ga.dispatch import ToolContext, ToolResult, ToolSpec
 from ga.errors import ToolError
 from ga.permissions import SideEffect
 from tools.browser import BrowserSession, get_session
-from tools.web_scan import LOAD_WAIT_MS, tabs_line
+from tools.web_scan import LOAD_WAIT_MS, dialog_lines, tabs_line
 
 TIMEOUT_MS = 30_000
 QUIET_MS = 250
@@ -97,7 +97,14 @@ SERIALIZE_JS = """() => { window.__gaSerialize = function (value) {
     if (typeof v === 'function') return `function ${v.name || ''}`;
     if (v instanceof Node) return { __html: window.__gaShort(v, 400) };
     if (v instanceof Error) return `${v.name}: ${v.message}`;
+    if (typeof v === 'bigint') return `${v}n`;
+    if (typeof v === 'symbol' || v instanceof RegExp) return String(v);
+    if (v instanceof Date) return isNaN(v) ? 'Invalid Date' : v.toISOString();
     if (depth > 3) return '…';
+    if (v instanceof Map) {
+      return { [`Map(${v.size})`]: [...v].slice(0, 50).map(([k, x]) => [ser(k, depth + 1), ser(x, depth + 1)]) };
+    }
+    if (v instanceof Set) return { [`Set(${v.size})`]: [...v].slice(0, 50).map((x) => ser(x, depth + 1)) };
     if (Array.isArray(v) || v instanceof NodeList || v instanceof HTMLCollection) {
       const items = [...v].slice(0, 50).map((x) => ser(x, depth + 1));
       if (v.length > 50) items.push(`… ${v.length - 50} more`);
@@ -113,8 +120,10 @@ SERIALIZE_JS = """() => { window.__gaSerialize = function (value) {
     }
     return v;
   };
-  const out = ser(value, 0);
-  return out === 'undefined' ? 'undefined' : JSON.stringify(out);
+  try {
+    const out = ser(value, 0);
+    return out === 'undefined' ? 'undefined' : JSON.stringify(out);
+  } catch (e) { try { return JSON.stringify(String(value)); } catch (e2) { return '"(unserialisable value)"'; } }
 }; }"""
 
 RUN_JS = r"""(source) => {
@@ -135,9 +144,10 @@ RUN_JS = r"""(source) => {
   const state = window.__gaRun = { done: false };
   let fn;
   try { fn = new AsyncFunction(body); } catch (e) { state.error = String(e); state.done = true; return; }
-  fn().then((v) => { state.value = window.__gaSerialize(v); },
+  // started from a timer so that evaluate returns at once and a synchronous endless loop meets the timeout
+  setTimeout(() => fn().then((v) => { state.value = window.__gaSerialize(v); },
     (e) => { state.error = e instanceof Error ? `${e.name}: ${e.message}` : `thrown: ${String(e)}`; })
-    .finally(() => { state.done = true; });
+    .finally(() => { state.done = true; }), 0);
 }"""
 
 SHORT_HTML_JS = """() => { window.__gaShort = (node, limit) => {
@@ -175,28 +185,71 @@ SHORT_HTML_JS = """() => { window.__gaShort = (node, limit) => {
 }; }"""
 
 
-def run_script(page: Any, script: str) -> tuple[str, str | None]:
-    """(value as JSON text, error text). Started in the page, then awaited here with a timeout."""
+def run_script(session: BrowserSession, tab_id: str, page: Any, script: str) -> tuple[str, str | None, Any]:
+    """(value as JSON text, error text, the tab's page). Started in the page, then awaited here with a timeout."""
+    try:  # attached before the script runs: a page busy in a loop no longer accepts a new one
+        cdp = page.context.new_cdp_session(page)
+    except Exception:
+        cdp = None
+    try:
+        return _run(session, tab_id, page, script, cdp)
+    finally:
+        if cdp is not None:
+            _quietly_detach(cdp)
+
+
+def _run(session: BrowserSession, tab_id: str, page: Any, script: str, cdp: Any) -> tuple[str, str | None, Any]:
     page.evaluate(RUN_JS, script)
     try:
         page.wait_for_function("() => !window.__gaRun || window.__gaRun.done", timeout=TIMEOUT_MS, polling=25)
     except Exception as e:
         if "timeout" not in str(e).lower():
-            return "undefined", None  # the document was replaced while waiting: a navigation
-        return "", (f"timed out after {TIMEOUT_MS // 1000 or TIMEOUT_MS / 1000}s (the script may still be running "
-                    "in the page). Await less, or poll in shorter calls.")
+            return "undefined", None, page  # the document was replaced while waiting: a navigation
+        page, what = stop_script(session, tab_id, page, cdp)
+        return "", f"timed out after {TIMEOUT_MS / 1000:g}s; {what}", page
     try:
         state = page.evaluate("() => window.__gaRun || null")
     except Exception:
         state = None
     if not state:
-        return "undefined", None
-    return state.get("value") or "undefined", state.get("error")
+        return "undefined", None, page
+    return state.get("value") or "undefined", state.get("error"), page
+
+
+def stop_script(session: BrowserSession, tab_id: str, page: Any, cdp: Any) -> tuple[Any, str]:
+    """After a timeout: a page still answering is only awaiting; a blocked one has its script terminated (CDP),
+    failing that the tab is reopened at its url."""
+    if _answers(page, 500):
+        return page, "the script may still be running (awaiting) in the page. Await less, or poll in shorter calls."
+    try:
+        cdp.send("Runtime.terminateExecution")
+    except Exception:
+        pass
+    if _answers(page, 3000):
+        return page, "the script kept the page busy (a long or endless loop) and was stopped; the page stays as is."
+    url = session.last_urls.get(tab_id) or page.url
+    page = session.reopen(tab_id)
+    return page, f"the page stopped answering, so tab {tab_id} was reopened at {url} (its page state was lost)."
+
+
+def _answers(page: Any, ms: int) -> bool:
+    try:
+        page.wait_for_function("() => true", timeout=ms)
+        return True
+    except Exception:
+        return False
+
+
+def _quietly_detach(cdp: Any) -> None:
+    try:
+        cdp.detach()
+    except Exception:
+        pass
 
 
 def execute(session: BrowserSession, script: str, tab: str | None) -> dict:
     """The whole call, on the session thread: watch, run, settle, collect."""
-    before = {"tabs": set(session.tabs), "dialogs": len(session.dialogs)}
+    before = {"tabs": set(session.tabs)}
 
     def start(tab_id: str, page: Any) -> tuple[str, Any]:
         before["url"] = page.url
@@ -206,7 +259,7 @@ def execute(session: BrowserSession, script: str, tab: str | None) -> dict:
         return tab_id, page
 
     tab_id, page = session.on_tab(tab, start)
-    value, error = run_script(page, script)
+    value, error, page = run_script(session, tab_id, page, script)
     changes = _settle(session, tab_id, page)
     new_tabs = [t for t in session.tabs if t not in before["tabs"]]
     for t in new_tabs:
@@ -214,9 +267,11 @@ def execute(session: BrowserSession, script: str, tab: str | None) -> dict:
             session.tabs[t].wait_for_load_state("domcontentloaded", timeout=LOAD_WAIT_MS)
         except Exception:
             pass
+    closed = page.is_closed()
     return {"tab": tab_id, "value": value, "error": error, "url_before": before["url"], "changes": changes,
+            "closed": closed,
             "url": page.url if not page.is_closed() else "", "title": _title(page), "new_tabs": new_tabs,
-            "dialogs": session.dialogs[before["dialogs"]:], "tabs": session.tab_list(), "notes": session.take_notes()}
+            "dialogs": session.take_dialogs(), "tabs": session.tab_list(), "notes": session.take_notes()}
 
 
 def _settle(session: BrowserSession, tab_id: str, page: Any) -> dict | None:
@@ -276,14 +331,15 @@ def readable(value: str) -> str:
 def describe_changes(got: dict) -> list[str]:
     lines = []
     watch = got["changes"]
-    if got["url"] != got["url_before"]:
+    if got.get("closed"):
+        lines.append(f"Tab {got['tab']} was closed by the page (window.close()).")
+    elif got["url"] != got["url_before"]:
         how = "same page (route change)" if watch is not None else "new page loaded"
         lines.append(f"Navigated: {got['url']} ({how}; title {got['title']!r}). web_scan to read it.")
     for t in got["new_tabs"]:
         row = next((r for r in got["tabs"] if r["id"] == t), {"url": "?", "title": ""})
         lines.append(f"New tab {t}: {row['url']} ({row['title']!r}) — now the current tab.")
-    for d in got["dialogs"]:
-        lines.append(f"Dialog {d['type']}: {d['message']!r} → {d['answer']}")
+    lines += dialog_lines(got["dialogs"])
     if watch:
         if watch["toasts"]:
             lines.append("Messages shown: " + " | ".join(repr(t) for t in watch["toasts"][:5]))
@@ -293,7 +349,7 @@ def describe_changes(got: dict) -> list[str]:
                          f"{watch['change']['html']}")
         elif not (got["dialogs"] or got["new_tabs"] or watch["toasts"]):
             lines.append("No visible change on the page.")
-    if got["new_tabs"]:
+    if got["new_tabs"] or got.get("closed"):
         lines.append(tabs_line(got["tabs"]))
     return lines
 

@@ -112,6 +112,10 @@ def tabs_line(tabs: list[dict]) -> str:
     return "Tabs (* current): " + " | ".join(rows)
 
 
+def dialog_lines(dialogs: list[dict]) -> list[str]:
+    return [f"Dialog {d['type']}: {d['message']!r} → {d['answer']}" for d in dialogs]
+
+
 def _short(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
@@ -202,11 +206,18 @@ def compose(regions: list[dict], budget: int, text_only: bool) -> tuple[list[str
         return lines, cuts, None
     kept, used = [], 0
     for line in lines:
-        used += approx_tokens(line) + 1
-        if used > budget:
+        cost = approx_tokens(line) + 1
+        if used + cost > budget:
+            room = budget - used - 10
+            if room > 50:  # a long line (a <pre>, a JSON or text document): keep what fits of it
+                chars = len(line) * room // cost
+                kept.append(line[:chars] + f"… [line cut at {chars} of {len(line)} chars]")
             break
+        used += cost
         kept.append(line)
-    return kept, cuts, {"dropped": len(lines) - len(kept), "tokens": size(lines) - size(kept)}
+    partial = len(kept) and kept[-1] != lines[len(kept) - 1]
+    return kept, cuts, {"dropped": len(lines) - len(kept) + bool(partial), "tokens": size(lines) - size(kept),
+                        "partial": bool(partial)}
 
 
 def format_scan(scan: dict, budget: int, text_only: bool, ctx: ToolContext | None) -> tuple[str, dict]:
@@ -214,12 +225,19 @@ def format_scan(scan: dict, budget: int, text_only: bool, ctx: ToolContext | Non
     lines, cuts, truncated = compose(regions, budget, text_only)
     full_path = None
     if (cuts or truncated) and ctx is not None:
-        everything = [line for r in regions for line in _lines(r, {}, text_only)]
+        primary, secondary = split_regions(regions, text_only)  # the order compose shows them in
+        everything = [line for r in primary + secondary for line in _lines(r, {}, text_only)]
         full_path = ctx.save_output(f"web_scan-{ctx.call_id or secrets.token_hex(3)}.txt", "\n".join(everything))
     if truncated:
-        where = f"; the whole page: {full_path} (read it with file_read, start={len(lines)})" if full_path else ""
+        start = _resume_at(lines[:len(lines) - truncated["partial"]], everything) if full_path else 0
+        where = f"; the whole page: {full_path} (read it with file_read, start={start})" if full_path else ""
         lines.append(f"[… cut here to fit ~{budget} tokens: {truncated['dropped']} more lines "
                      f"(~{truncated['tokens']} tokens){where}]")
+        kind = scan.get("type") or "text/html"
+        if kind != "text/html":
+            size = f"{scan.get('textChars', 0) / 1000:.0f}K chars"
+            lines.append(f"[the document is {kind}, {size} of text: read more with web_execute_js "
+                         "`document.body.innerText.slice(a, b)`]")
     elif cuts:
         shrunk = ", ".join(dict.fromkeys(cuts))
         lines.append(f"[shrunk to fit ~{budget} tokens: {shrunk}; the whole page: {full_path}]")
@@ -233,6 +251,19 @@ def format_scan(scan: dict, budget: int, text_only: bool, ctx: ToolContext | Non
     return "\n".join(lines), details
 
 
+def _resume_at(shown: list[str], everything: list[str]) -> int:
+    """The line number (from 1) in the saved page of the first line not shown in full: shown lines are matched
+    in order (fold markers and summaries are not in the saved page, so they match nothing)."""
+    at = 0
+    for line in shown:
+        j = at
+        while j < len(everything) and everything[j] != line:
+            j += 1
+        if j < len(everything):
+            at = j + 1
+    return at + 1
+
+
 def scan_tab(session: BrowserSession, args: dict, url: str | None) -> dict:
     """Everything web_scan needs from the browser, in one job on the session thread."""
     def read(tab_id: str, page: Any) -> dict:
@@ -240,14 +271,15 @@ def scan_tab(session: BrowserSession, args: dict, url: str | None) -> dict:
         return {"tab": tab_id, "scan": run_scan(session, page, bool(args.get("text_only"))), "status": status}
 
     got = session.on_tab(args.get("tab"), read)
-    return got | {"tabs": session.tab_list(), "notes": session.take_notes()}
+    return got | {"tabs": session.tab_list(), "notes": session.take_notes() + dialog_lines(session.take_dialogs())}
 
 
 def run(args: dict, ctx: ToolContext) -> ToolResult:
     url = check_url(args["url"]) if args.get("url") else None
     session = get_session(ctx)
     if args.get("tabs_only"):
-        got = session.call(lambda s: {"tabs": s.tab_list() if s.context else [], "notes": s.take_notes()})
+        got = session.call(lambda s: {"tabs": s.tab_list() if s.context else [],
+                                      "notes": s.take_notes() + dialog_lines(s.take_dialogs())})
         return ToolResult(content="\n".join([*got["notes"], tabs_line(got["tabs"])]), details={"tabs": got["tabs"]})
     got = session.call(lambda s: scan_tab(s, args, url))
     text_only = bool(args.get("text_only"))

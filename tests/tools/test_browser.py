@@ -129,6 +129,17 @@ def test_closed_browser_is_restarted(web, site):
     assert "Fresh coffee beans" in out
 
 
+def test_hung_session_thread_is_replaced_not_queued_behind(web, site):
+    scan(web, url=f"{site}/login.html")
+    session = get_session(web)
+    with pytest.raises(ToolError, match="did not answer within 2s"):
+        session.call(lambda s: s.tabs[s.current].evaluate("while (true) {}"), timeout=2)
+    started = time.monotonic()
+    out = scan(web)
+    assert "stopped answering and was restarted" in out and "Sign in to Acme" in out
+    assert time.monotonic() - started < 30
+
+
 def test_persistent_profile_keeps_cookies(tmp_path, site):
     for run in range(2):
         ctx = _context(tmp_path)

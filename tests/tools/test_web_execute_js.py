@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 from ga.dispatch import Dispatcher
@@ -96,6 +97,34 @@ def test_timeout(web, site, monkeypatch):
     monkeypatch.setattr(web_execute_js, "TIMEOUT_MS", 300)
     result = js(web, "await new Promise(() => {})")
     assert result.is_error and "timed out" in result.content
+
+
+def test_endless_loop_is_stopped_and_the_browser_still_works(web, site, monkeypatch):
+    monkeypatch.setattr(web_execute_js, "TIMEOUT_MS", 1500)
+    scan(web, url=f"{site}/login.html")
+    started = time.monotonic()
+    result = js(web, "while (true) {}")
+    assert result.is_error and "timed out" in result.content and "was stopped" in result.content
+    assert time.monotonic() - started < 10
+    assert "Value: 2" in js(web, "1 + 1").content
+    assert "Sign in to Acme" in scan(web)
+
+
+def test_values_of_other_types_are_readable(web, site):
+    out = js(web, "[10n, new Map([['a', 1]]), new Set([2]), new Date(0), /x+/g, Symbol('s')]").content
+    assert out.startswith('Value: ["10n",{"Map(1)":[["a",1]]},{"Set(1)":[2]},"1970-01-01T00:00:00.000Z","/x+/g",'
+                          '"Symbol(s)"]'), out
+    assert "Value: \"1n\"" in js(web, "1n").content
+
+
+def test_a_tab_closed_by_the_page_is_reported_and_forgotten(web, site):
+    scan(web, url=f"{site}/login.html")
+    scan(web, url=f"{site}/cookie.html")
+    js(web, "window.open('/tabs.html')")
+    tab = re.search(r"(t\d+)\* 'Links", scan(web, tabs_only=True)).group(1)
+    out = js(web, "window.close()", tab=tab).content
+    assert f"Tab {tab} was closed by the page" in out and "Navigated" not in out
+    assert not re.search(rf"\b{tab}\b", scan(web, tabs_only=True))
 
 
 def test_plan_mode_refuses_it(make_ctx):

@@ -170,3 +170,36 @@ def test_text_only_leaves_out_link_blocks_and_urls(web, site):
     assert "Harbour town news" in text and "Photos of the damage" in text
     assert "Storm closes" not in text and "shop.example.com" not in text
     assert "(not shown in text_only: header, links, share, footer)" in text
+
+
+@needs_chromium
+def test_a_json_document_shows_a_prefix_its_type_and_how_to_read_on(web, site):
+    out = scan(web, url=f"{site}/data.json")
+    assert '{"items": [{"id": 0, "name": "item 0"}' in out and "LAST-ITEM-MARKER" not in out
+    assert re.search(r"… \[line cut at \d+ of \d+ chars\]", out)
+    assert "application/json, 50K chars" in out and "document.body.innerText.slice(a, b)" in out
+
+
+@needs_chromium
+def test_continuation_line_follows_the_last_shown_line(web, site):
+    out = scan(web, url=f"{site}/long_article.html")
+    marker = re.search(r"the whole page: (\S+) \(read it with file_read, start=(\d+)\)", out)
+    assert marker, out[-500:]
+    whole = [line for line in out.splitlines() if line.startswith("Paragraph") and "[line cut at" not in line]
+    last = whole[-1].split(":")[0]
+    saved = open(marker.group(1), encoding="utf-8").read().splitlines()
+    following = saved[int(marker.group(2)) - 1]
+    assert following.startswith(f"Paragraph {int(last.split()[1]) + 1}:"), (last, following)
+
+
+@needs_chromium
+def test_same_origin_iframe_away_from_the_left_edge_is_read(web, site):
+    out = scan(web, url=f"{site}/iframe_offset.html")
+    assert "Outer text." in out and "Inside the frame: a quarterly report" in out
+
+
+@needs_chromium
+def test_dialog_raised_while_loading_is_reported_once(web, site):
+    out = scan(web, url=f"{site}/alert_onload.html")
+    assert "Dialog alert: 'Welcome alert!' → accepted" in out and "After the alert." in out
+    assert "Dialog alert" not in scan(web)
