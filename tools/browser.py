@@ -3,22 +3,22 @@
 Playwright's sync API only works on the thread that started it, while the dispatcher may call tools from
 worker threads; so every Playwright call is a job run on the session's own single thread (`session.call`).
 Tabs get short stable ids (t1, t2, ...). A crashed tab or browser is reopened and the model told.
+Finding, launching and closing the browser itself is in browser_launch.py.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import shutil
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ga.errors import ToolError
+from tools.browser_launch import kill_driver, open_browser, quietly, shutdown, start_driver
 
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, Page
@@ -29,29 +29,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync"]
-"""Work as root in containers; the background-networking flags stop Chromium flooding a closed network."""
-SYSTEM_BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-INSTALL_HINT = ("No Chromium browser found. Install one with `apt-get install chromium` (Debian/Ubuntu) or "
-                "`python -m playwright install chromium`, or set GA_BROWSER=/path/to/chrome, or "
-                "GA_BROWSER_CDP=http://127.0.0.1:9222 to use your own running Chrome.")
 CALL_TIMEOUT = 120.0
 _sessions_lock = threading.Lock()
-
-
-def locate_browser(env: dict[str, str], playwright_path: str | None,
-                   which: Callable[[str], str | None] = shutil.which) -> str | None:
-    """The executable to launch: GA_BROWSER, Playwright's own Chromium, then a system browser."""
-    if env.get("GA_BROWSER"):
-        path = env["GA_BROWSER"]
-        found = path if Path(path).is_file() else which(path)
-        if not found:
-            raise ToolError(f"GA_BROWSER={path} is not an executable. Fix it or unset it. {INSTALL_HINT}")
-        return found
-    if playwright_path and Path(playwright_path).is_file():
-        return playwright_path
-    return next((p for p in map(which, SYSTEM_BROWSERS) if p), None)
 
 
 def get_session(ctx: ToolContext) -> BrowserSession:
@@ -115,11 +94,7 @@ class BrowserSession:
         stuck, self._executor = self._executor, ThreadPoolExecutor(max_workers=1, thread_name_prefix="ga-browser")
         self._stale, self._thread, self._dead, self._why = future, None, True, "stopped answering"
         pid, self._driver_pid = self._driver_pid, None
-        if pid:
-            try:
-                os.kill(pid, 9)
-            except OSError:
-                pass
+        kill_driver(pid)
         stuck.shutdown(wait=False)
 
     def _job(self, fn: Callable[[BrowserSession], T]) -> T:
@@ -131,7 +106,7 @@ class BrowserSession:
             return
         try:
             if self._pw is not None and self._stale is None:  # an abandoned browser was killed already
-                self._executor.submit(_shutdown, self).result(30)
+                self._executor.submit(shutdown, self).result(30)
         except Exception:
             log.warning("closing the browser failed", exc_info=True)
         self._closed = True
@@ -153,12 +128,12 @@ class BrowserSession:
                 pass
             self._stale, self.context, self._browser, self._pw = None, None, None, None
             self.tabs.clear()
-        _shutdown(self, quiet=True)
+        shutdown(self, quiet=True)
         self.tabs.clear()
         self._start()
         if restarting:
             for page in list(self.tabs.values()):
-                _quietly(page.close)
+                quietly(page.close)
             for tab_id, url in reopen.items():
                 self._open(url, tab_id)
             self._note(f"The browser {self._why} and was restarted; tabs reopened: {', '.join(reopen) or 'none'}. "
@@ -176,32 +151,8 @@ class BrowserSession:
 
     def _start(self) -> None:
         started = time.perf_counter()
-        try:
-            from playwright.sync_api import sync_playwright
-        except ImportError:
-            raise ToolError("Playwright is not installed: run `pip install playwright`. " + INSTALL_HINT) from None
-        manager = sync_playwright()
-        self._pw = manager.start()
-        try:  # to end a hung call from another thread (see _abandon)
-            self._driver_pid = manager._client._transport._proc.pid
-        except AttributeError:
-            self._driver_pid = None
-        chromium = self._pw.chromium
-        cdp = self.env.get("GA_BROWSER_CDP")
-        if cdp:
-            try:
-                self._browser = chromium.connect_over_cdp(cdp, timeout=10_000)
-            except Exception as e:
-                raise ToolError(f"Could not connect to Chrome at GA_BROWSER_CDP={cdp}: {e}. Start Chrome with "
-                                "--remote-debugging-port=9222, or unset GA_BROWSER_CDP.") from None
-            self.context = self._browser.contexts[0] if self._browser.contexts else self._browser.new_context()
-            how = f"connected to Chrome at {cdp}"
-        else:
-            executable = locate_browser(self.env, chromium.executable_path)
-            if executable is None:
-                raise ToolError(INSTALL_HINT)
-            self.context = self._launch(chromium, executable)
-            how = f"started {Path(executable).name} ({'headed' if self.settings.headed else 'headless'})"
+        start_driver(self)
+        how = open_browser(self)
         self.context.on("page", self._adopt)
         self.context.on("close", lambda _: self._mark_dead())
         for page in self.context.pages:
@@ -209,20 +160,6 @@ class BrowserSession:
         self._dead = False
         self.started_in = time.perf_counter() - started
         self.notice(f"browser: {how} in {self.started_in:.1f}s")
-
-    def _launch(self, chromium: Any, executable: str) -> BrowserContext:
-        options = {"executable_path": executable, "headless": not self.settings.headed, "args": LAUNCH_ARGS}
-        if self.settings.browser_profile:
-            profile = self.settings.home / "browser-profile"
-            profile.mkdir(parents=True, exist_ok=True)
-            try:
-                return chromium.launch_persistent_context(str(profile), bypass_csp=True, **options)
-            except Exception as e:  # most often: another run holds the profile lock
-                log.info("persistent profile failed: %s", e)
-                self._note(f"The browser profile {profile} could not be used (in use by another run?); "
-                           "this run uses a fresh profile, so earlier logins are missing.")
-        self._browser = chromium.launch(**options)
-        return self._browser.new_context(bypass_csp=True)  # web_execute_js compiles scripts in the page
 
     def _mark_dead(self) -> None:
         if not self._closed:
@@ -319,7 +256,7 @@ class BrowserSession:
             url = self.last_urls.get(tab_id, "about:blank")
             self._crashed.discard(tab_id)
             self.tabs.pop(tab_id)
-            _quietly(page.close)
+            quietly(page.close)
             self._open(url, tab_id)
             self._note(f"Tab {tab_id} had crashed and was reopened at {url}; its page state was lost.")
             page = self.tabs[tab_id]
@@ -330,7 +267,7 @@ class BrowserSession:
         """Replace the tab's page by a fresh one at its last url (for a page that stopped answering)."""
         page = self.tabs.pop(tab_id)
         url = self.last_urls.get(tab_id) or page.url
-        _quietly(lambda: page.close(run_before_unload=False))
+        quietly(lambda: page.close(run_before_unload=False))
         self._open(url, tab_id)
         return self.tabs[tab_id]
 
@@ -376,26 +313,3 @@ class BrowserSession:
                 calm_since = None
             page.wait_for_timeout(25)
 
-
-def _quietly(fn: Callable[[], object]) -> None:
-    try:
-        fn()
-    except Exception:
-        log.debug("ignored", exc_info=True)
-
-
-def _shutdown(session: BrowserSession, quiet: bool = False) -> None:
-    """Close what the session opened. A CDP-connected user browser is only disconnected, never closed."""
-    if session.env.get("GA_BROWSER_CDP"):
-        for page in session._opened:  # leave the user's own tabs alone
-            _quietly(page.close)
-    elif session.context is not None:
-        _quietly(session.context.close)
-    session._opened.clear()
-    if session._browser is not None:
-        _quietly(session._browser.close)
-    if session._pw is not None:
-        _quietly(session._pw.stop)
-    session.context, session._browser, session._pw = None, None, None
-    if not quiet:
-        session.tabs.clear()

@@ -22,7 +22,8 @@ from ga.dispatch import ToolContext
 from ga.errors import ToolError
 from tests.conftest import ScriptedTerminal
 from tools import web_scan
-from tools.browser import BrowserSession, get_session, locate_browser
+from tools.browser import BrowserSession, get_session
+from tools.browser_launch import locate_browser
 
 PAGES = Path(__file__).with_name("pages")
 CHROMIUM = locate_browser({}, None)
