@@ -9,7 +9,7 @@ import pytest
 from ga.errors import PermissionDenied
 from tests.tools import test_browser as shared
 from tests.tools.test_browser import scan
-from tools import web_execute_js, web_scan
+from tools import scan_budget, web_execute_js, web_scan
 
 site, web = shared.site, shared.web  # the shared fixtures: local site, module browser
 needs_chromium = shared.NEEDS_CHROMIUM  # only the tests that open a browser
@@ -69,7 +69,7 @@ def test_long_list_is_folded_with_a_working_selector(web, site):
     assert note, out[-1500:]
     count = web_execute_js.run({"script": note.group(2) + ".length"}, web).content
     assert "Value: 400" in count
-    assert web_scan.approx_tokens(out) <= web_scan.BUDGET_TOKENS + 200
+    assert scan_budget.approx_tokens(out) <= web_scan.BUDGET_TOKENS + 200
 
 
 @needs_chromium
