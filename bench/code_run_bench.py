@@ -22,9 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ga.config import load_settings
 from ga.dispatch import ToolContext
-from tests.tools.test_shell_policy import CATASTROPHIC, DANGEROUS, EVERYDAY, PYTHON_CATASTROPHIC
+from tests.tools.guard.test_shell_scan import CATASTROPHIC, DANGEROUS, EVERYDAY, PYTHON_CATASTROPHIC
 from tools.code_run import SPEC
-from tools.shell_policy import check_script
+from tools.guard.shell_scan import check_script
 
 ROUNDS = 60
 

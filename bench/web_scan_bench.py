@@ -29,7 +29,7 @@ sys.path.insert(0, str(REPO))
 from ga.config import load_settings  # noqa: E402
 from ga.dispatch import ToolContext  # noqa: E402
 from tools import web_scan  # noqa: E402
-from tools.browser import get_session  # noqa: E402
+from tools.web.session import get_session  # noqa: E402
 
 DEFAULT_CORPUS = REPO / ".." / "shared" / "web-corpus" / "readability"
 SCORER = REPO / ".." / "shared" / "tools" / "score_web_scan.py"

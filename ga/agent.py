@@ -11,12 +11,12 @@ from ga.context import Context
 from ga.dispatch import Dispatcher, ToolContext, ToolResult, error
 from ga.errors import AgentStop, Interrupted, LimitReached
 from ga.escalation import Escalation
+from ga.human import answer_result, candidates_of
 from ga.permissions import SideEffect
 from ga.prompts import render
 from ga.protocols import UI, Model, Reply, ToolCall, Usage
 from ga.runs import Run, tool_message
 from ga.turns import Guard, assistant_message, unique_ids
-from tools.ask_user import answer_result, candidates_of
 
 
 class Done(AgentStop):

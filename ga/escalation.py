@@ -24,10 +24,10 @@ import re
 from ga.config import Settings
 from ga.dispatch import ToolContext, ToolResult
 from ga.errors import AgentStop
+from ga.human import WaitingForAnswer, ask
 from ga.protocols import UI, ToolCall
 from ga.runs import Run
 from ga.ui import summarize
-from tools.ask_user import WaitingForAnswer, ask_user
 
 NEUTRAL = frozenset({"arguments", "interrupted"})
 """details["stage"] values that are neither a failure nor a success of the approach."""
@@ -118,7 +118,7 @@ class Escalation:
         if not s.get("asking"):
             return None
         try:
-            answer = ask_user({"question": s["asking"]}, ctx).details["answer"]
+            answer = ask(s["asking"], [], ctx).details["answer"]
         except EOFError:  # the terminal went away: wait like an autonomous run
             raise WaitingForAnswer(s["asking"], []) from None
         return self.answered(answer)

@@ -11,7 +11,7 @@ import pytest
 
 from ga.testing import ScriptedServer, tool_call
 from tests.test_cli import ga
-from tests.tools.test_browser import NEEDS_CHROMIUM
+from tests.tools.web.test_session import NEEDS_CHROMIUM
 
 PAGES = Path(__file__).parent / "tools" / "pages"
 pytestmark = NEEDS_CHROMIUM

@@ -13,8 +13,9 @@ from pathlib import Path
 
 from ga.dispatch import ToolContext, ToolResult, ToolSpec
 from ga.permissions import SideEffect
-from tools import process, run_hints, sandbox
-from tools.command_approval import check, script_cwd
+from tools.guard import sandbox
+from tools.guard.approval import check, script_cwd
+from tools.process import hints, runner
 
 MAX_TIMEOUT = 600
 DEFAULT_TIMEOUT = 60
@@ -49,16 +50,16 @@ def run(args: dict, ctx: ToolContext) -> ToolResult:
     if ctx.deadline is not None:  # the run's --max-time ends the program too, not just the next turn
         timeout = max(1, min(timeout, math.ceil(ctx.deadline - time.monotonic())))
     cwd = script_cwd(args, ctx)
-    marker = process.new_marker()
-    env = process.child_env(dict(os.environ), marker)
+    marker = runner.new_marker()
+    env = runner.child_env(dict(os.environ), marker)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(cwd), env.get("PYTHONPATH", "")]))
     log_path = ctx.run_dir / "outputs" / f"{ctx.call_id or marker}.log"
     network = sandbox.network_allowed()
     with _script_command(args["script"], kind) as (command, files):
         boxed = sandbox.wrap(command, workspace=ctx.workspace, cwd=cwd, read_only=files, network=network) \
             if ctx.settings.sandbox else command
-        capture = process.OutputCapture(log_path, TAIL_CHARS, ctx.ui.live)
-        outcome = process.run(boxed, cwd=cwd, env=env, timeout=timeout, capture=capture)
+        capture = runner.OutputCapture(log_path, TAIL_CHARS, ctx.ui.live)
+        outcome = runner.run(boxed, cwd=cwd, env=env, timeout=timeout, capture=capture)
     return _result(args, outcome, capture, ctx, timeout=timeout, network=network)
 
 
@@ -81,10 +82,10 @@ def _script_command(script: str, kind: str) -> Iterator[tuple[list[str], list[Pa
         os.unlink(name)
 
 
-def _result(args: dict, outcome: process.Outcome, capture: process.OutputCapture, ctx: ToolContext, *,
+def _result(args: dict, outcome: runner.Outcome, capture: runner.OutputCapture, ctx: ToolContext, *,
             timeout: int, network: bool) -> ToolResult:
     kind = args.get("type", "python")
-    notes = run_hints.hints(capture.tail, outcome.exit_code if not outcome.killed else None,
+    notes = hints.hints(capture.tail, outcome.exit_code if not outcome.killed else None,
                             script=args["script"], kind=kind, sandbox=ctx.settings.sandbox)
     notes = _run_notes(outcome, capture, ctx, timeout) + notes
     hint_text = "\n".join(notes)
@@ -109,7 +110,7 @@ def _result(args: dict, outcome: process.Outcome, capture: process.OutputCapture
     return ToolResult(content="\n".join(parts), details=details, is_error=failed)
 
 
-def _status(outcome: process.Outcome, timeout: int) -> str:
+def _status(outcome: runner.Outcome, timeout: int) -> str:
     took = f"{outcome.elapsed:.2f} s"
     if outcome.killed == "timeout":
         return (f"[killed after {took}: the {timeout} s timeout was reached; the process and all its children "
@@ -120,7 +121,7 @@ def _status(outcome: process.Outcome, timeout: int) -> str:
     return f"[exit code {outcome.exit_code} · {took}]"
 
 
-def _run_notes(outcome: process.Outcome, capture: process.OutputCapture, ctx: ToolContext, timeout: int) -> list[str]:
+def _run_notes(outcome: runner.Outcome, capture: runner.OutputCapture, ctx: ToolContext, timeout: int) -> list[str]:
     notes = []
     if outcome.killed == "timeout":
         notes.append(f"hint: if it needs longer, raise timeout (max {MAX_TIMEOUT}), or start it in the background "

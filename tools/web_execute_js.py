@@ -15,8 +15,8 @@ from typing import Any
 from ga.dispatch import ToolContext, ToolResult, ToolSpec
 from ga.errors import ToolError
 from ga.permissions import SideEffect
-from tools.browser import BrowserSession, get_session
-from tools.web_scan import LOAD_WAIT_MS, dialog_lines, tabs_line
+from tools.web.pages import LOAD_WAIT_MS, dialog_lines, tabs_line
+from tools.web.session import BrowserSession, get_session
 
 TIMEOUT_MS = 30_000
 QUIET_MS = 250
@@ -43,7 +43,7 @@ PARAMETERS = {
 
 def _load_js() -> dict[str, str]:
     """The sections of execute_js.js by name: each `// == NAME ==` line starts one function's source."""
-    text = Path(__file__).with_name("execute_js.js").read_text(encoding="utf-8")
+    text = (Path(__file__).parent / "web" / "execute_js.js").read_text(encoding="utf-8")
     parts = re.split(r"^// == (\w+) ==\n", text, flags=re.MULTILINE)
     return {name: body.strip() for name, body in zip(parts[1::2], parts[2::2], strict=True)}
 

@@ -12,6 +12,7 @@ import pytest
 from ga.agent import Agent
 from ga.config import load_settings
 from ga.dispatch import Dispatcher, ToolResult, ToolSpec
+from ga.human import answer_result, candidates_of
 from ga.permissions import SideEffect
 from ga.prompts import render
 from ga.protocols import ToolCall
@@ -20,7 +21,6 @@ from ga.testing import ScriptedModel, tool_call
 from ga.turns import unique_ids
 from tests.conftest import ScriptedTerminal
 from tools import ask_user, code_run, update_working_checkpoint
-from tools.ask_user import answer_result, candidates_of
 
 COUNTER = {"type": "object", "properties": {}, "additionalProperties": False}
 

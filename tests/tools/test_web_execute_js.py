@@ -8,9 +8,9 @@ from pathlib import Path
 
 from ga.dispatch import Dispatcher
 from ga.protocols import ToolCall
-from tests.tools import test_browser as shared
-from tests.tools.test_browser import scan
 from tests.tools.test_web_scan import ref_of
+from tests.tools.web import test_session as shared
+from tests.tools.web.test_session import scan
 from tools import web_execute_js
 
 site, web = shared.site, shared.web  # the shared fixtures: local site, module browser

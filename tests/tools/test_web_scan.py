@@ -7,9 +7,10 @@ import re
 import pytest
 
 from ga.errors import PermissionDenied
-from tests.tools import test_browser as shared
-from tests.tools.test_browser import scan
-from tools import scan_budget, web_execute_js, web_scan
+from tests.tools.web import test_session as shared
+from tests.tools.web.test_session import scan
+from tools import web_execute_js, web_scan
+from tools.web import pages, scan_budget
 
 site, web = shared.site, shared.web  # the shared fixtures: local site, module browser
 needs_chromium = shared.NEEDS_CHROMIUM  # only the tests that open a browser
@@ -114,8 +115,8 @@ def test_tabs_only_lists_tabs(web, site):
 def test_schemes_other_than_http_are_refused(web, monkeypatch):
     with pytest.raises(PermissionDenied, match="GA_ALLOW_SCHEMES"):
         web_scan.run({"url": "file:///etc/passwd"}, web)
-    assert web_scan.check_url("example.com", env={}) == "https://example.com"
-    assert web_scan.check_url("file:///tmp/x.html", env={"GA_ALLOW_SCHEMES": "file"}) == "file:///tmp/x.html"
+    assert pages.check_url("example.com", env={}) == "https://example.com"
+    assert pages.check_url("file:///tmp/x.html", env={"GA_ALLOW_SCHEMES": "file"}) == "file:///tmp/x.html"
 
 
 @pytest.mark.parametrize(("given", "opened"), [
@@ -133,7 +134,7 @@ def test_schemes_other_than_http_are_refused(web, monkeypatch):
     ("https://localhost:8443/", "https://localhost:8443/"),
 ])
 def test_local_addresses_without_a_scheme_open_over_http(given, opened):
-    assert web_scan.check_url(given, env={}) == opened
+    assert pages.check_url(given, env={}) == opened
 
 
 def test_only_url_less_scans_may_run_beside_other_calls():

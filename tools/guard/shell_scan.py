@@ -1,9 +1,9 @@
 """The command policy of code_run: catastrophic commands are refused, dangerous ones asked, the rest allowed.
 
 Bash is parsed with bashlex (a port of bash's own grammar), falling back to a plain tokenizer for the
-constructs it does not know (shell_static.py). The scan sees through `eval`, `bash -c`/`sh -c`, `xargs`,
+constructs it does not know (shell_words.py). The scan sees through `eval`, `bash -c`/`sh -c`, `xargs`,
 `$(...)` and backticks, wrappers (`sudo`, `env`, `busybox`), pipes into a shell, literal base64 payloads and
-`python -c`; Python scripts are read with `ast` (python_policy.py). The rules live in command_rules.py.
+`python -c`; Python scripts are read with `ast` (python_scan.py). The rules live in rules.py.
 
 A static policy only sees what is written down: a path computed at run time, a script downloaded
 or generated and then run, another interpreter (perl -e, node -e) — none of it. That is what the
@@ -19,13 +19,13 @@ from pathlib import Path
 
 import bashlex
 
-from tools import python_policy
-from tools.command_rules import ALLOW, ASK, FIND_FILTERS, REFUSE, check_argv, check_delete, check_write
-from tools.shell_static import WRAPPERS, Fallback, Places, dash_c, literal_output, peel, skip_options, xargs_argv
+from tools.guard import python_scan
+from tools.guard.rules import FIND_FILTERS, check_argv, check_delete, check_write
+from tools.guard.scanner import ALLOW, ASK, REFUSE, Decision, worst
+from tools.guard.shell_words import WRAPPERS, Fallback, Places, dash_c, literal_output, peel, skip_options, xargs_argv
 
-__all__ = ["ALLOW", "ASK", "REFUSE", "Decision", "check_script", "scan_script", "worst"]
+__all__ = ["ALLOW", "ASK", "REFUSE", "Decision", "Scan", "check_script", "scan_script", "worst"]
 
-_SEVERITY = {ALLOW: 0, ASK: 1, REFUSE: 2}
 _SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "ash"}
 _PYTHONS = re.compile(r"^python(\d+(\.\d+)?)?$")
 _DOWNLOADERS = {"curl", "wget", "fetch", "aria2c"}
@@ -39,18 +39,6 @@ _PRIVILEGED = {"sudo", "doas", "su", "pkexec"}
 MAX_DEPTH = 8
 
 
-@dataclass(frozen=True, kw_only=True)
-class Decision:
-    verdict: str = ALLOW
-    """allow, ask (the dangerous tier) or refuse (the catastrophic tier)."""
-    rule: str = ""
-    reason: str = ""
-
-    @property
-    def message(self) -> str:
-        return f"{self.reason} (rule: {self.rule})" if self.rule else "allowed"
-
-
 def check_script(script: str, kind: str, *, workspace: Path, home: Path, cwd: Path | None = None) -> Decision:
     """Decide on a code_run script (kind: bash or python); the most severe finding wins."""
     return worst(scan_script(script, kind, workspace=workspace, home=home, cwd=cwd))
@@ -58,7 +46,7 @@ def check_script(script: str, kind: str, *, workspace: Path, home: Path, cwd: Pa
 
 def scan_script(script: str, kind: str, *, workspace: Path, home: Path, cwd: Path | None = None) -> list[Decision]:
     """Every finding (ask or refuse) in the script, in the order met."""
-    scan = _Scan(Places(workspace=workspace, home=home, cwd=cwd or workspace))
+    scan = Scan(Places(workspace=workspace, home=home, cwd=cwd or workspace))
     if kind == "python":
         scan.python(script)
     else:
@@ -66,12 +54,10 @@ def scan_script(script: str, kind: str, *, workspace: Path, home: Path, cwd: Pat
     return scan.found
 
 
-def worst(found: list[Decision]) -> Decision:
-    return max(found, key=lambda d: _SEVERITY[d.verdict], default=Decision())
-
-
 @dataclass
-class _Scan:
+class Scan:
+    """A Scanner (scanner.py): walks the code and collects the findings."""
+
     places: Places
     found: list[Decision] = field(default_factory=list)
     depth: int = 0
@@ -81,7 +67,7 @@ class _Scan:
 
     def python(self, source: str) -> None:
         if self._deeper("python"):
-            python_policy.check(source, self)
+            python_scan.check(source, self)
             self.depth -= 1
 
     def bash(self, script: str) -> None:
@@ -184,7 +170,7 @@ class _Scan:
 class _Walker:
     """Walks bashlex trees of one source string; positions in the nodes index that string."""
 
-    def __init__(self, scan: _Scan, src: str):
+    def __init__(self, scan: Scan, src: str):
         self.scan, self.src = scan, src
         self.fetched = False
         """A $(...) or <(...) read so far runs a downloader."""

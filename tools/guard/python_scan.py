@@ -10,12 +10,9 @@ import ast
 import base64
 import binascii
 import os
-from typing import TYPE_CHECKING
 
-from tools.command_rules import REFUSE, is_device
-
-if TYPE_CHECKING:
-    from tools.shell_policy import _Scan
+from tools.guard.rules import is_device
+from tools.guard.scanner import REFUSE, Scanner
 
 UNKNOWN = "${UNKNOWN}"
 _SHELL_CALLS = {"os.system", "os.popen", "subprocess.getoutput", "subprocess.getstatusoutput", "commands.getoutput"}
@@ -27,7 +24,7 @@ _DELETE_CALLS = {"shutil.rmtree": True, "os.remove": False, "os.unlink": False, 
 _LOOPS = (ast.While, ast.For, ast.AsyncFor)
 
 
-def check(source: str, scan: _Scan) -> None:
+def check(source: str, scan: Scanner) -> None:
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -49,7 +46,7 @@ def _aliases(tree: ast.Module) -> dict[str, str]:
 
 
 class _Visitor(ast.NodeVisitor):
-    def __init__(self, scan: _Scan, aliases: dict[str, str]):
+    def __init__(self, scan: Scanner, aliases: dict[str, str]):
         self.scan, self.aliases = scan, aliases
         self.variables: dict[str, str] = {}
         self.loops = 0

@@ -17,10 +17,8 @@ import shlex
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from tools.shell_policy import _Scan
+from tools.guard.scanner import Scanner
 
 UNKNOWN = "${UNKNOWN}"
 _VARIABLE = re.compile(r"\$\{[^}]*\}|\$[A-Za-z_]\w*")
@@ -182,7 +180,7 @@ def xargs_argv(argv: list[str], stdin: str | None) -> tuple[list[str], bool]:
 class Fallback:
     """For lines bashlex cannot parse: split on operators and check each command and substitution."""
 
-    def __init__(self, scan: _Scan):
+    def __init__(self, scan: Scanner):
         self.scan = scan
 
     def walk(self, line: str) -> None:

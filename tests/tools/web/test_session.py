@@ -22,10 +22,10 @@ from ga.dispatch import ToolContext
 from ga.errors import ToolError
 from tests.conftest import ScriptedTerminal
 from tools import web_scan
-from tools.browser import BrowserSession, get_session
-from tools.browser_launch import locate_browser
+from tools.web.launch import locate_browser
+from tools.web.session import BrowserSession, get_session
 
-PAGES = Path(__file__).with_name("pages")
+PAGES = Path(__file__).parents[1] / "pages"
 CHROMIUM = locate_browser({}, None)
 # skipped on a developer machine without a browser; under CI (CI=true) a missing browser fails loudly
 NEEDS_CHROMIUM = pytest.mark.skipif(CHROMIUM is None and not os.environ.get("CI"),

@@ -3,7 +3,7 @@
 Playwright's sync API only works on the thread that started it, while the dispatcher may call tools from
 worker threads; so every Playwright call is a job run on the session's own single thread (`session.call`).
 Tabs get short stable ids (t1, t2, ...). A crashed tab or browser is reopened and the model told.
-Finding, launching and closing the browser itself is in browser_launch.py.
+Finding, launching and closing the browser itself is in launch.py.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ga.errors import ToolError
-from tools.browser_launch import kill_driver, open_browser, quietly, shutdown, start_driver
+from tools.web.launch import Launched, kill_driver, open_browser, quietly, shutdown, start_driver
 
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, Page
@@ -54,10 +54,7 @@ class BrowserSession:
         self._thread: threading.Thread | None = None
         self._stale: Any = None  # the job of an abandoned (hung) session thread
         self._why = "had crashed"
-        self._pw: Any = None
-        self._driver_pid: int | None = None
-        self._browser: Any = None
-        self.context: BrowserContext | None = None
+        self.launched = Launched()
         self.tabs: dict[str, Page] = {}
         self.last_urls: dict[str, str] = {}
         self.current: str | None = None
@@ -66,7 +63,6 @@ class BrowserSession:
         self.inflight: dict[str, int] = {}
         self.started_in = 0.0
         self._crashed: set[str] = set()
-        self._opened: list[Page] = []
         self._reserved_id: str | None = None
         self._gone: list[str] = []
         self._next_tab = 1
@@ -93,7 +89,7 @@ class BrowserSession:
         browser), and give later jobs a fresh thread, so they do not queue behind the stuck one."""
         stuck, self._executor = self._executor, ThreadPoolExecutor(max_workers=1, thread_name_prefix="ga-browser")
         self._stale, self._thread, self._dead, self._why = future, None, True, "stopped answering"
-        pid, self._driver_pid = self._driver_pid, None
+        pid, self.launched.driver_pid = self.launched.driver_pid, None
         kill_driver(pid)
         stuck.shutdown(wait=False)
 
@@ -105,14 +101,22 @@ class BrowserSession:
         if self._closed:
             return
         try:
-            if self._pw is not None and self._stale is None:  # an abandoned browser was killed already
-                self._executor.submit(shutdown, self).result(30)
+            if self.launched.playwright is not None and self._stale is None:  # an abandoned one was killed already
+                self._executor.submit(self._shutdown).result(30)
+                self.tabs.clear()
         except Exception:
             log.warning("closing the browser failed", exc_info=True)
         self._closed = True
         self._executor.shutdown(wait=False)
 
+    @property
+    def context(self) -> BrowserContext | None:
+        return self.launched.context
+
     # -- browser lifecycle (session thread) ------------------------------------------------------------------
+    def _shutdown(self) -> None:
+        shutdown(self.launched, cdp=bool(self.env.get("GA_BROWSER_CDP")))
+
     def ensure(self) -> None:
         """Start the browser, or restart it after a crash (reopening the tabs at their last urls)."""
         if self.context is not None and not self._dead:
@@ -126,9 +130,9 @@ class BrowserSession:
                 self._stale.exception(10)
             except Exception:
                 pass
-            self._stale, self.context, self._browser, self._pw = None, None, None, None
+            self._stale, self.launched = None, Launched()
             self.tabs.clear()
-        shutdown(self, quiet=True)
+        self._shutdown()
         self.tabs.clear()
         self._start()
         if restarting:
@@ -151,15 +155,15 @@ class BrowserSession:
 
     def _start(self) -> None:
         started = time.perf_counter()
-        start_driver(self)
-        how = open_browser(self)
+        self.launched = start_driver()
+        open_browser(self.launched, self.settings, self.env, self._note)
         self.context.on("page", self._adopt)
         self.context.on("close", lambda _: self._mark_dead())
         for page in self.context.pages:
             self._adopt(page, make_current=False)
         self._dead = False
         self.started_in = time.perf_counter() - started
-        self.notice(f"browser: {how} in {self.started_in:.1f}s")
+        self.notice(f"browser: {self.launched.how} in {self.started_in:.1f}s")
 
     def _mark_dead(self) -> None:
         if not self._closed:
@@ -230,7 +234,7 @@ class BrowserSession:
     def _open(self, url: str, tab_id: str | None = None) -> str:
         self._reserved_id = tab_id
         page = self.context.new_page()
-        self._opened.append(page)
+        self.launched.opened.append(page)
         tab_id = self._adopt(page)  # the context's page event usually adopted it already
         self.current = tab_id
         if url and url != "about:blank":

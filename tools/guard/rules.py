@@ -1,6 +1,6 @@
 """The rules of the command policy, applied to one simple command (an argv) or one path.
 
-shell_policy.py finds the commands (through pipes, eval, `bash -c`, substitutions...); this file
+shell_scan.py finds the commands (through pipes, eval, `bash -c`, substitutions...); this file
 decides what each one may do. A rule reports through `flag(verdict, rule_id, reason)`.
 """
 
@@ -10,9 +10,8 @@ import os
 import re
 from collections.abc import Callable
 
-from tools.shell_static import Places, Target, normpath
-
-ALLOW, ASK, REFUSE = "allow", "ask", "refuse"
+from tools.guard.scanner import ASK, REFUSE
+from tools.guard.shell_words import Places, Target, normpath
 
 Flag = Callable[[str, str, str], None]
 

@@ -21,7 +21,8 @@ from pathlib import Path
 
 from ga.dispatch import ToolContext
 from ga.errors import PermissionDenied
-from tools.shell_policy import ASK, REFUSE, Decision, scan_script, worst
+from tools.guard.scanner import ASK, REFUSE, Decision, worst
+from tools.guard.shell_scan import scan_script
 
 POLICY_FILE = "policy.json"
 MAX_EDITS = 5

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.shell_policy import ALLOW, ASK, REFUSE, check_script
+from tools.guard.shell_scan import ALLOW, ASK, REFUSE, check_script
 
 HOME = Path("/home/alice")
 WORKSPACE = HOME / "project"

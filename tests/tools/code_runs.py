@@ -1,0 +1,26 @@
+"""Calling code_run the way the loop does, for the tests of its machinery (tools/process, tools/guard)."""
+
+from __future__ import annotations
+
+import json
+
+import psutil
+
+from ga.dispatch import Dispatcher
+from ga.protocols import ToolCall
+from tools.code_run import SPEC
+
+
+def run(ctx, script: str, **args):
+    return SPEC.run({"script": script, **args}, ctx)
+
+
+def dispatch(ctx, **args):
+    return Dispatcher([SPEC]).dispatch([ToolCall(id="call_1", name="code_run", arguments=json.dumps(args))], ctx)[0]
+
+
+def alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False

@@ -1,0 +1,51 @@
+"""Hints read from a failed program's output, as code_run returns them."""
+
+from __future__ import annotations
+
+from tests.tools.code_runs import run
+
+# --- hints --------------------------------------------------------------------------------------
+
+def test_hint_module_not_found(make_ctx):
+    content = run(make_ctx(), "import cv2").content
+    assert "pip install opencv-python" in content and content.splitlines()[-1].startswith("hint:")
+    assert "pip install scikit-learn" in run(make_ctx(), "from sklearn.linear_model import X").content
+
+
+def test_hint_command_not_found(make_ctx):
+    content = run(make_ctx(), "no_such_tool_xyz --version", type="bash").content
+    assert "[exit code 127" in content and "hint: `no_such_tool_xyz` is not installed" in content
+
+
+def test_hint_permission_denied(make_ctx):
+    content = run(make_ctx(), "echo 'echo hi' > t.sh; ./t.sh", type="bash").content
+    assert "Permission denied" in content and "hint: permission denied" in content
+
+
+def test_hint_syntax_error_names_the_line(make_ctx):
+    content = run(make_ctx(), "a = 1\nprint('ok'\nb = 2\n").content
+    assert "hint: SyntaxError at line 2 of the script: `print('ok'`" in content
+    bash = run(make_ctx(), "echo a\nif then fi\n", type="bash").content
+    assert "hint: bash syntax error at line 2" in bash
+
+
+def test_hint_port_in_use(make_ctx):
+    holder = __import__("socket").socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen()
+    port = holder.getsockname()[1]
+    try:
+        script = f"import socket\nPORT = {port}\ns = socket.socket()\ns.bind(('127.0.0.1', PORT))"
+        content = run(make_ctx(), script).content
+    finally:
+        holder.close()
+    assert "Address already in use" in content and f"hint: port {port} is already in use" in content
+
+
+def test_hints_stay_outside_the_truncated_part(make_ctx):
+    ctx = make_ctx()
+    ctx.output_budget = 4_000
+    content = run(ctx, "for i in range(20000): print(i)\nimport cv2").content
+    assert "[output truncated" in content and content.rstrip().endswith("then run again.")
+
+

@@ -1,0 +1,122 @@
+"""Running a program through code_run: time limits, process trees, Ctrl-C, background children, big output."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+
+import psutil
+
+from tests.tools.code_runs import alive, run
+from tools.code_run import tail_lines
+
+# --- time and process trees --------------------------------------------------------------------
+
+TREE = """
+sleep 301 &
+echo $! > pids
+(setsid sleep 302 & echo $! >> pids)
+python3 -c 'import os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        open("pids", "a").write(f"{os.getpid()}\\n"); time.sleep(303)
+    os._exit(0)
+'
+echo $$ >> pids
+echo started
+sleep 300
+"""
+
+
+def test_timeout_kills_the_whole_tree_including_background_grandchildren(make_ctx, workspace):
+    started = time.monotonic()
+    result = run(make_ctx(), TREE, type="bash", timeout=2)
+    assert time.monotonic() - started < 10
+    pids = [int(p) for p in (workspace / "pids").read_text().split()]
+    assert len(pids) == 4
+    assert not [p for p in pids if alive(p)]
+    assert result.is_error and result.details["killed"] == "timeout" and result.details["survivors"] == []
+    assert "killed after" in result.content and "2 s timeout" in result.content and "started" in result.content
+
+
+def test_ctrl_c_kills_the_tree_and_says_so(make_ctx, workspace):
+    main = threading.main_thread().ident
+    timer = threading.Timer(1.0, lambda: signal.pthread_kill(main, signal.SIGINT))
+    timer.start()
+    try:
+        result = run(make_ctx(), TREE, type="bash", timeout=30)
+    finally:
+        timer.cancel()
+    pids = [int(p) for p in (workspace / "pids").read_text().split()]
+    assert not [p for p in pids if alive(p)]
+    assert result.details["killed"] == "interrupted" and "interrupted by the user" in result.content
+
+
+def test_background_process_with_redirected_output_returns_at_once(make_ctx, workspace):
+    started = time.monotonic()
+    result = run(make_ctx(), "sleep 30 > /dev/null 2>&1 &\necho $! > bg.pid\necho ok", type="bash")
+    assert time.monotonic() - started < 1.5 and "ok" in result.content
+    pid = int((workspace / "bg.pid").read_text())
+    assert alive(pid)  # started on purpose: left running
+    psutil.Process(pid).kill()
+
+
+# --- big output: bounded memory, tail, full file ----------------------------------------------------
+
+def test_100_mb_of_output_keeps_memory_bounded(make_ctx):
+    ctx = make_ctx()
+    me = psutil.Process()
+    before, peak, done = me.memory_info().rss, [0], threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            peak[0] = max(peak[0], me.memory_info().rss)
+            time.sleep(0.01)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    script = ("import sys\nline = 'x' * 99 + '\\n'\nblock = line * 10_000\n"
+              "for i in range(100):\n    sys.stdout.write(block)\nprint('THE END')")
+    try:
+        result = run(ctx, script, timeout=120)
+    finally:
+        done.set()
+        sampler.join()
+    growth = (peak[0] - before) / 1e6
+    assert growth < 60, f"agent grew by {growth:.1f} MB"
+    full = result.details["full_output"]
+    assert "full output: " + full in result.content and "1,000,001 lines" in result.content
+    with open(full, "rb") as f:
+        f.seek(0, 2)
+        assert f.tell() == 100_000_000 + len("THE END\n")
+    assert result.content.rstrip().endswith("THE END")
+    assert len(result.content) <= ctx.output_budget
+
+
+def test_tail_keeps_whole_lines_within_the_budget(make_ctx):
+    ctx = make_ctx()
+    ctx.output_budget = 5_000
+    result = run(ctx, "for i in range(5000): print(f'line {i:05d} ' + 'y' * (i % 37))")
+    assert len(result.content) <= 5_000
+    body = [ln for ln in result.content.splitlines() if ln.startswith("line ")]
+    assert body[-1].startswith("line 04999")
+    assert all(len(ln) == 11 + int(ln[5:10]) % 37 for ln in body)  # no line cut
+    assert "[output truncated: showing the last" in result.content
+
+
+def test_tail_lines_caps_line_count_and_cuts_only_an_overlong_last_line():
+    text = "".join(f"{i}\n" for i in range(3000))
+    tail, count = tail_lines(text, whole=True, max_chars=100_000, max_lines=2000)
+    assert count == 2000 and tail.startswith("1000\n")
+    tail, count = tail_lines("a" * 10_000, whole=True, max_chars=100, max_lines=2000)
+    assert tail == "a" * 100 and count == 1
+
+
+def test_short_output_is_not_saved(make_ctx):
+    ctx = make_ctx()
+    result = run(ctx, "print('small')")
+    assert "full_output" not in result.details and not list((ctx.run_dir / "outputs").glob("*"))
+
+
