@@ -1,8 +1,13 @@
-"""Command line: python run.py "task" [options] | python run.py --resume RUN_ID [--answer TEXT]."""
+"""Command line: python run.py "task" [options] | python run.py --resume RUN_ID [--answer TEXT] | python run.py COMMAND.
+
+Subcommands in the style of simonw/llm: a first word that names a command runs it; any other first word
+starts a task; `python run.py run "TEXT"` always starts a task (even one called "runs").
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import logging
 import sys
@@ -12,6 +17,9 @@ from ga.config import Settings, load_settings
 from ga.errors import AgentStop, ConfigError
 
 EXIT_USAGE = 2
+
+COMMANDS: dict[str, str] = {}
+"""Subcommand name → the module whose main(argv) -> exit code runs it (imported only when used)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -61,6 +69,16 @@ def settings_from(args: argparse.Namespace) -> Settings:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in COMMANDS:
+        return importlib.import_module(COMMANDS[argv[0]]).main(argv[1:])
+    if argv and argv[0] == "run":
+        argv = argv[1:]
+    return run_command(argv)
+
+
+def run_command(argv: list[str]) -> int:
+    """Start or resume a task."""
     parser = build_parser()
     args = parser.parse_args(argv)  # unknown flags: argparse prints usage and exits 2
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, stream=sys.stderr,
