@@ -18,7 +18,9 @@ from ga.errors import AgentStop, ConfigError
 
 EXIT_USAGE = 2
 
-COMMANDS: dict[str, str] = {}
+COMMANDS: dict[str, str] = {
+    "bench": "ga.bench.cli",
+}
 """Subcommand name → the module whose main(argv) -> exit code runs it (imported only when used)."""
 
 

@@ -1,0 +1,87 @@
+"""Where jobs run: a local process pool (the default), or a Dask distributed cluster (--executor dask://HOST:PORT).
+
+Both hand back concurrent.futures-style futures; the runner waits on them as they complete. Dask workers need ga
+importable and the suite and output folder at the same paths as here (a shared file system): a job reads its
+task from disk and writes its trial folder there; only the result rows travel back.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import as_completed as futures_completed
+from typing import Any, Protocol
+
+from ga.errors import ConfigError
+
+
+class Executor(Protocol):
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Start fn(*args) somewhere; returns a future with .result()."""
+        ...
+
+    def as_completed(self, futures: Iterable[Any]) -> Iterator[Any]:
+        """The futures in the order they finish."""
+        ...
+
+    def close(self) -> None:
+        """Stop: pending jobs are cancelled."""
+        ...
+
+
+class LocalExecutor:
+    """A pool of worker processes (spawned, so a worker starts clean whatever the harness holds)."""
+
+    def __init__(self, workers: int):
+        self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Future:
+        return self.pool.submit(fn, *args)
+
+    def as_completed(self, futures: Iterable[Future]) -> Iterator[Future]:
+        return futures_completed(list(futures))
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+class DaskExecutor:
+    """Jobs on a Dask distributed cluster: a scheduler address, or a Client the caller made (e.g. on a LocalCluster).
+    Each job is pure=False (a trial is never a cached result) and retried by nobody: a failure is a failed row."""
+
+    def __init__(self, address: str | None = None, client: Any = None):
+        try:
+            from distributed import Client
+        except ImportError:
+            raise ConfigError('--executor dask:// needs Dask: pip install "dask[distributed]" '
+                              "(or pip install -r requirements-bench.txt)") from None
+        self._own = client is None
+        try:
+            self.client = client or Client(address, timeout=30)
+        except OSError as e:
+            raise ConfigError(f"No Dask scheduler at {address}: {e}. Start one with `dask scheduler` and workers "
+                              "with `dask worker HOST:PORT`.") from None
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return self.client.submit(fn, *args, pure=False)
+
+    def as_completed(self, futures: Iterable[Any]) -> Iterator[Any]:
+        from distributed import as_completed
+
+        return iter(as_completed(list(futures)))
+
+    def close(self) -> None:
+        if self._own:
+            self.client.close()
+
+
+def make_executor(spec: str, workers: int) -> Executor:
+    """`local` (default) or `dask://HOST:PORT` (also tcp://HOST:PORT)."""
+    if spec in ("", "local"):
+        return LocalExecutor(workers)
+    if spec.startswith("dask://"):
+        return DaskExecutor("tcp://" + spec.removeprefix("dask://"))
+    if spec.startswith("tcp://"):
+        return DaskExecutor(spec)
+    raise ConfigError(f"--executor {spec!r}: use local or dask://HOST:PORT")

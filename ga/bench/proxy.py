@@ -1,0 +1,401 @@
+"""The metering proxy: one meter for every agent. It listens on 127.0.0.1, forwards each request to the real
+endpoint and records the exchange: tokens (the server's usage, else a local count), latency, the reply's tool calls.
+
+    /v1/chat/completions, /v1/responses   → the OpenAI-compatible upstream (its base URL ends in /v1)
+    /anthropic/v1/messages                → the Anthropic upstream
+    anything else under /v1 or /anthropic → forwarded unmetered (model lists, ...)
+
+A streamed Chat Completions request without `stream_options.include_usage` gets it added on the way up, so the
+server reports usage, and the extra usage chunk is taken out on the way back: the agent sees the stream it asked for.
+The agent is given a dummy key; the proxy adds the real one (when it has one) on the way up.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import logging
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from ga.bench.cassette import Cassette, Recording, request_key
+from ga.bench.meter import ANTHROPIC, CHAT, RESPONSES, Metered, StreamMeter, count_locally, from_json
+
+log = logging.getLogger(__name__)
+
+_HOP = {"host", "connection", "content-length", "accept-encoding", "transfer-encoding", "keep-alive"}
+
+
+@dataclass(kw_only=True)
+class Upstream:
+    openai_base: str = ""
+    """The OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 (empty: cassette replay only)."""
+    anthropic_base: str = "https://api.anthropic.com"
+    """The Anthropic endpoint (the client's /v1/messages is appended)."""
+    api_key: str = ""
+    """Put on requests to the OpenAI-compatible upstream in place of the agent's dummy key; empty: the agent's own
+    header goes up."""
+    anthropic_key: str = ""
+    """Likewise for the Anthropic upstream (x-api-key)."""
+    timeout: float = 600
+    """Seconds to wait for the upstream."""
+
+
+@dataclass(kw_only=True)
+class Exchange:
+    t: float
+    api: str
+    path: str
+    model: str = ""
+    stream: bool = False
+    status: int = 0
+    latency_s: float = 0.0
+    ttft_s: float | None = None
+    """Seconds to the first streamed event."""
+    input_tokens: int = 0
+    cached_tokens: int = 0
+    output_tokens: int = 0
+    usage_source: str = ""
+    tool_calls: list[dict] = field(default_factory=list)
+    content: str = ""
+    finish_reason: str = ""
+    replay: str = ""
+    """"key" or "order" when served from a cassette."""
+    error: str = ""
+    request: dict = field(default_factory=dict)
+    """The request body as the agent sent it."""
+
+
+def _api_of(path: str) -> str:
+    path = path.split("?", maxsplit=1)[0].rstrip("/")
+    if path.endswith("/chat/completions"):
+        return CHAT
+    if path.endswith("/responses"):
+        return RESPONSES
+    return ANTHROPIC if path.endswith("/messages") else ""
+
+
+class MeteringProxy:
+    """Use as a context manager: `with MeteringProxy(upstream, log_path) as proxy: agent(proxy.openai_url)`."""
+
+    def __init__(self, upstream: Upstream, log_path: Path | None = None, *, cassette: Cassette | None = None,
+                 rewrite: dict[str, str] | None = None):
+        self.upstream, self.log_path, self.cassette = upstream, log_path, cassette
+        self.rewrite = rewrite or {}
+        """Trial-specific strings (its folder) → placeholders, for cassette keys."""
+        self.exchanges: list[Exchange] = []
+        self._lock = threading.Condition()
+        self._in_flight = 0
+        self._httpd: ThreadingHTTPServer | None = None
+
+    @property
+    def url(self) -> str:
+        if self._httpd is None:
+            raise RuntimeError("MeteringProxy is not started")
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    @property
+    def openai_url(self) -> str:
+        return self.url + "/v1"
+
+    @property
+    def anthropic_url(self) -> str:
+        return self.url + "/anthropic"
+
+    def start(self) -> MeteringProxy:
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._httpd.daemon_threads = True
+        self._httpd.proxy = self  # type: ignore[attr-defined]
+        threading.Thread(target=self._httpd.serve_forever, name="metering-proxy", daemon=True).start()
+        return self
+
+    def close(self) -> None:
+        self.settle()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+
+    def __enter__(self) -> MeteringProxy:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def begin(self) -> None:
+        with self._lock:
+            self._in_flight += 1
+
+    def record(self, exchange: Exchange | None) -> None:
+        """Ends an exchange begun with begin(); None: nothing to record (the agent went away)."""
+        with self._lock:
+            self._in_flight -= 1
+            self._lock.notify_all()
+            if exchange is None:
+                return
+            self.exchanges.append(exchange)
+            if self.log_path is not None:
+                with open(self.log_path, "a", encoding="utf-8") as f:
+                    f.write(json.dumps(asdict(exchange), ensure_ascii=False) + "\n")
+
+    def settle(self, timeout: float = 10) -> None:
+        """Wait until every exchange in flight is recorded: a reply reaches the agent just before it is metered."""
+        with self._lock:
+            self._lock.wait_for(lambda: self._in_flight <= 0, timeout)
+
+    def totals(self) -> dict:
+        """Sums over the metered exchanges; `requests` counts answered ones (status 200)."""
+        self.settle()
+        with self._lock:
+            done = [e for e in self.exchanges if e.status == 200]
+            return {"requests": len(done), "failed_requests": len(self.exchanges) - len(done),
+                    "input_tokens": sum(e.input_tokens for e in done),
+                    "cached_tokens": sum(e.cached_tokens for e in done),
+                    "output_tokens": sum(e.output_tokens for e in done),
+                    "tool_calls": sum(len(e.tool_calls) for e in done),
+                    "usage_local": sum(1 for e in done if e.usage_source == "local")}
+
+    def target(self, path: str) -> str:
+        """The upstream URL for a path the agent requested ('' when the path is not ours)."""
+        if path.startswith("/anthropic/"):
+            return self.upstream.anthropic_base.rstrip("/") + path[len("/anthropic"):]
+        if path.startswith("/v1/") and self.upstream.openai_base:
+            return self.upstream.openai_base.rstrip("/") + path[len("/v1"):]
+        return ""
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: ThreadingHTTPServer
+
+    def log_message(self, format: str, *args: object) -> None:
+        log.debug("proxy: " + format, *args)
+
+    @property
+    def proxy(self) -> MeteringProxy:
+        return self.server.proxy  # type: ignore[attr-defined]
+
+    def do_GET(self) -> None:
+        self._forward_plain(b"")
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        api = _api_of(self.path)
+        try:
+            body = json.loads(raw) if api else None
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            self._forward_plain(raw)
+            return
+        self.proxy.begin()
+        exchanger = _Exchanger(self, api, body)
+        try:
+            exchanger.run()
+        except (BrokenPipeError, ConnectionResetError):
+            log.debug("proxy: the agent went away mid-reply")
+            exchanger.ex.error = exchanger.ex.error or "the agent closed the connection mid-reply"
+            self.proxy.record(exchanger.ex)
+        except BaseException:
+            self.proxy.record(None)
+            raise
+
+    def _forward_plain(self, raw: bytes) -> None:
+        """Unmetered paths (model lists...) go up and come back as they are."""
+        target = self.proxy.target(self.path)
+        if not target:
+            self.send_json(404, {"error": {"message": f"metering proxy: no route for {self.path}"}})
+            return
+        try:
+            conn, response = open_upstream(self, target, raw, self.proxy.upstream)
+        except OSError as e:
+            self.send_json(502, {"error": {"message": f"metering proxy: upstream {target} unreachable: {e}"}})
+            return
+        data = response.read()
+        conn.close()
+        self.send_bytes(response.status, response.getheader("Content-Type", "application/json"), data)
+
+    def send_json(self, status: int, body: dict) -> None:
+        self.send_bytes(status, "application/json", json.dumps(body).encode())
+
+    def send_bytes(self, status: int, content_type: str, data: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def start_stream(self, status: int, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")  # the body ends when the connection does
+        self.end_headers()
+        self.close_connection = True
+
+
+def open_upstream(handler: _Handler, target: str, raw: bytes, upstream: Upstream):
+    parts = urlsplit(target)
+    kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    conn = kind(parts.netloc, timeout=upstream.timeout)
+    headers = {k: v for k, v in handler.headers.items() if k.lower() not in _HOP}
+    anthropic = handler.path.startswith("/anthropic/")
+    if key := (upstream.anthropic_key if anthropic else upstream.api_key):
+        headers = {k: v for k, v in headers.items() if k.lower() not in ("authorization", "x-api-key")}
+        headers.update({"x-api-key": key} if anthropic else {"Authorization": f"Bearer {key}"})
+    headers["Accept-Encoding"] = "identity"  # the meter reads the body
+    path = parts.path + (f"?{parts.query}" if parts.query else "")
+    conn.request(handler.command, path, body=raw or None, headers=headers)
+    return conn, conn.getresponse()
+
+
+class _Exchanger:
+    """One metered exchange: replay or forward, relay the reply, meter it, record it."""
+
+    def __init__(self, handler: _Handler, api: str, body: dict):
+        self.h, self.api, self.body = handler, api, body
+        self.proxy = handler.proxy
+        self.ex = Exchange(t=time.time(), api=api, path=handler.path.split("?")[0], model=str(body.get("model", "")),
+                           stream=body.get("stream") is True, request=body)
+        self.injected = False
+        """True when the proxy added include_usage: the usage-only chunk is then kept from the agent."""
+        self.started = time.monotonic()
+        self.content_type = "application/json"
+        self.received: list[bytes] = []
+        """The reply as the upstream sent it (what a cassette keeps)."""
+
+    def run(self) -> None:
+        key = request_key(self.ex.path, self.body, self.proxy.rewrite)
+        cassette = self.proxy.cassette
+        try:
+            if cassette is not None and cassette.mode == "replay":
+                metered = self._replay(cassette.find(key))
+            else:
+                metered = self._forward()
+        finally:
+            self.ex.latency_s = round(time.monotonic() - self.started, 3)
+        if metered is not None:
+            if not metered.usage_source:
+                count_locally(self.api, self.body, metered)
+            for name in ("input_tokens", "cached_tokens", "output_tokens", "usage_source", "tool_calls", "content",
+                         "finish_reason"):
+                setattr(self.ex, name, getattr(metered, name))
+        if cassette is not None and cassette.mode == "record" and self.ex.status:
+            cassette.save(Recording(key=key, status=self.ex.status, content_type=self.content_type,
+                                    body=b"".join(self.received).decode("utf-8", "replace")))
+        self.proxy.record(self.ex)
+
+    def _forward(self) -> Metered | None:
+        target = self.proxy.target(self.h.path)
+        if not target:
+            return self._fail(404, f"metering proxy: no upstream for {self.h.path}")
+        outgoing = dict(self.body)
+        if self._wants_usage_added():
+            outgoing["stream_options"] = {**(self.body.get("stream_options") or {}), "include_usage": True}
+            self.injected = True
+        try:
+            conn, response = open_upstream(self.h, target, json.dumps(outgoing).encode(), self.proxy.upstream)
+            if response.status in (400, 422) and self.injected:
+                data = response.read()
+                conn.close()
+                if b"stream_options" not in data:
+                    return self._relay_error(response.status, response.getheader("Content-Type", ""), data)
+                self.injected = False  # the server refuses the option: usage gets counted locally
+                conn, response = open_upstream(self.h, target, json.dumps(self.body).encode(), self.proxy.upstream)
+        except OSError as e:
+            return self._fail(502, f"metering proxy: upstream {target} unreachable: {e}")
+        try:
+            return self._relay(response)
+        finally:
+            conn.close()
+
+    def _wants_usage_added(self) -> bool:
+        return (self.api == CHAT and self.ex.stream
+                and not (self.body.get("stream_options") or {}).get("include_usage"))
+
+    def _relay(self, response: http.client.HTTPResponse) -> Metered | None:
+        self.ex.status = response.status
+        self.content_type = response.getheader("Content-Type", "application/json")
+        if response.status != 200:
+            return self._relay_error(response.status, self.content_type, response.read())
+        if "text/event-stream" in self.content_type:
+            return self._relay_stream(iter(response.readline, b""))
+        data = response.read()
+        self.received.append(data)
+        self._send(data)
+        return self._meter_json(data)
+
+    def _meter_json(self, data: bytes) -> Metered | None:
+        try:
+            return from_json(self.api, json.loads(data))
+        except (ValueError, AttributeError) as e:
+            self.ex.error = f"reply is not the JSON this API returns: {e}"
+            return None
+
+    def _relay_stream(self, lines) -> Metered:
+        self.h.start_stream(self.ex.status, self.content_type)
+        meter, event, buffer = StreamMeter(self.api), "", []
+        for line in lines:
+            if self.ex.ttft_s is None:
+                self.ex.ttft_s = round(time.monotonic() - self.started, 3)
+            buffer.append(line)
+            text = line.decode("utf-8", "replace").strip()
+            if text.startswith("event:"):
+                event = text[6:].strip()
+            if text:
+                continue
+            self._relay_event(meter, event, buffer)
+            event, buffer = "", []
+        if buffer:
+            self._relay_event(meter, event, buffer)
+        return meter.result()
+
+    def _relay_event(self, meter: StreamMeter, event: str, lines: list[bytes]) -> None:
+        raw = b"".join(lines)
+        self.received.append(raw)
+        data_lines = [ln[5:].strip() for ln in raw.decode("utf-8", "replace").splitlines() if ln.startswith("data:")]
+        payload = "\n".join(data_lines)
+        if payload and payload != "[DONE]":
+            try:
+                data = json.loads(payload)
+            except ValueError:
+                data = None
+            if isinstance(data, dict):
+                meter.feed(event, data)
+                if self.injected and data.get("usage"):
+                    if not data.get("choices"):
+                        return  # the usage chunk only we asked for
+                    raw = f"data: {json.dumps({k: v for k, v in data.items() if k != 'usage'})}\n\n".encode()
+        self._send(raw, stream=True)
+
+    def _replay(self, recording: Recording | None) -> Metered | None:
+        if recording is None:
+            return self._fail(599, "metering proxy: the cassette has no more exchanges for this trial")
+        self.ex.status, self.ex.replay, self.content_type = recording.status, recording.match, recording.content_type
+        self.injected = self._wants_usage_added()  # recorded with the usage the proxy asked for: keep it back again
+        data = recording.body.encode()
+        if recording.status != 200:
+            return self._relay_error(recording.status, recording.content_type, data)
+        if "text/event-stream" in recording.content_type:
+            return self._relay_stream(iter(data.splitlines(keepends=True)))
+        self._send(data)
+        return self._meter_json(data)
+
+    def _relay_error(self, status: int, content_type: str, data: bytes) -> None:
+        self.ex.status, self.content_type = status, content_type or "application/json"
+        self.ex.error = data.decode("utf-8", "replace")[:500]
+        self.received.append(data)
+        self.h.send_bytes(status, self.content_type, data)
+
+    def _fail(self, status: int, message: str) -> None:
+        return self._relay_error(status, "application/json", json.dumps({"error": {"message": message}}).encode())
+
+    def _send(self, data: bytes, stream: bool = False) -> None:
+        if stream:
+            self.h.wfile.write(data)
+            self.h.wfile.flush()
+        else:
+            self.h.send_bytes(self.ex.status, self.content_type, data)

@@ -1,0 +1,95 @@
+"""Plan the trials, skip the finished ones, hand the rest to an executor, append each result as it comes back."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from ga.bench import results
+from ga.bench.executors import Executor
+from ga.bench.tasks import Task, families
+from ga.bench.trial import BenchConfig, Job, failed_row, run_job
+from ga.errors import ConfigError
+
+
+def plan(tasks: list[Task], agents: list[str], trials: int, config: BenchConfig, done: set[tuple]) -> list[Job]:
+    """The jobs still to run, trial by trial (an interrupted run has every agent on the same footing); a family is
+    one job per agent and trial, its unfinished rounds in order."""
+    jobs = []
+    chains = families(tasks)
+    for trial in range(1, trials + 1):
+        for task in tasks:
+            if task.family:
+                if task.round == min(t.round for t in chains[task.family]):
+                    for agent in agents:
+                        todo = [t for t in chains[task.family] if (t.name, agent, trial) not in done]
+                        if todo:
+                            jobs.append(Job(agent=agent, trial=trial, tasks=[t.path for t in todo], config=config,
+                                            family=task.family))
+                continue
+            jobs.extend(Job(agent=agent, trial=trial, tasks=[task.path], config=config)
+                        for agent in agents if (task.name, agent, trial) not in done)
+    return jobs
+
+
+def check_out_folder(out: Path, config: BenchConfig) -> None:
+    """One results folder, one model: refuse to mix another model's trials into it."""
+    out.mkdir(parents=True, exist_ok=True)
+    marker = out / "bench.json"
+    mine = {"model": config.model, "scripted": config.scripted}
+    if marker.is_file():
+        theirs = json.loads(marker.read_text(encoding="utf-8"))
+        if (theirs.get("model"), theirs.get("scripted")) != (mine["model"], mine["scripted"]):
+            raise ConfigError(f"{out} holds trials of model {theirs.get('model')!r}"
+                              f"{' (scripted)' if theirs.get('scripted') else ''}; this run uses {config.model!r}"
+                              f"{' (scripted)' if config.scripted else ''}: choose another --out.")
+    else:
+        marker.write_text(json.dumps(mine), encoding="utf-8")
+
+
+def _line(row: dict) -> str:
+    mark = "[green]✓[/]" if row["success"] else "[red]✗[/]"
+    note = f" · [yellow]{row['error'][:90]}[/]" if row.get("error") else ""
+    tokens = row["input_tokens"] + row["output_tokens"]
+    return (f"{mark} {row['agent']} · {row['task']} #{row['trial']} · {tokens:,} tok · {row['requests']} req · "
+            f"{row['wall_s']:.1f} s{note}")
+
+
+def run(tasks: list[Task], agents: list[str], trials: int, config: BenchConfig, *, executor: Executor,
+        console: Console | None = None) -> list[dict]:
+    """Run what is not finished yet; returns every row of the folder (old and new)."""
+    console = console or Console(stderr=True)
+    path = config.out / "results.jsonl"
+    rows = results.load(path)
+    known = {results.key(r) for r in rows}
+    for row in results.harvest(config.out, known):  # finished just before an earlier harness died
+        results.append(path, row)
+        known.add(results.key(row))
+        rows.append(row)
+    wanted = {(t.name, a, n) for t in tasks for a in agents for n in range(1, trials + 1)}
+    jobs = plan(tasks, agents, trials, config, known)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TextColumn("eta"), TimeRemainingColumn())
+    with Progress(*columns, console=console, transient=False) as bar:
+        progress = bar.add_task("trials", total=len(wanted), completed=len(wanted & known))
+        if not jobs:
+            console.print("every trial is already in results.jsonl: nothing to run")
+        futures = {executor.submit(run_job, job): job for job in jobs}
+        for future in executor.as_completed(futures):
+            for row in _rows_of(future, futures[future]):
+                results.append(path, row)
+                rows.append(row)
+                bar.console.print(_line(row))
+                bar.advance(progress)
+    return rows
+
+
+def _rows_of(future, job: Job) -> list[dict]:
+    """The job's rows; a job that died with its worker gives failed rows, so the run goes on."""
+    try:
+        return future.result()
+    except Exception as e:
+        return [failed_row(job, p, f"worker lost: {type(e).__name__}: {e}", "") for p in job.tasks]
