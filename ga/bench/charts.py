@@ -7,6 +7,11 @@ from pathlib import Path
 from ga.errors import ConfigError
 
 
+def check_available() -> None:
+    """Fail before the trials, not after them, when the charts cannot be drawn."""
+    _pyplot()
+
+
 def _pyplot():
     try:
         import matplotlib

@@ -81,20 +81,27 @@ def _config(args: argparse.Namespace, agents: list[str]):
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from ga.bench import report, runner
+    from ga.bench import charts, report, runner
     from ga.bench.adapters import resolve
     from ga.bench.executors import make_executor
     from ga.bench.tasks import load_suite
 
-    agents = [a.strip() for a in args.agents.split(",") if a.strip()]
-    if not agents or len(set(agents)) != len(agents):
-        raise ConfigError("--agents: give each agent once, comma-separated (e.g. ga,mini-swe-agent)")
-    tasks = load_suite(args.suite, [t.strip() for t in args.tasks.split(",")] if args.tasks else None)
-    config = _config(args, agents)
-    for name in agents:  # unknown or missing agents fail here, before any trial
-        adapter = resolve(name)
+    specs = [a.strip() for a in args.agents.split(",") if a.strip()]
+    agents: dict[str, str] = {}
+    for given in specs:  # unknown or missing agents fail here, before any trial
+        spec = str(Path(given).expanduser().resolve()) if given.endswith(".toml") else given  # workers run elsewhere
+        adapter = resolve(spec)
         if hasattr(adapter, "check_installed"):
             adapter.check_installed()
+        if adapter.name in agents:
+            raise ConfigError(f"--agents: {adapter.name} is given twice")
+        agents[adapter.name] = spec
+    if not agents:
+        raise ConfigError("--agents: give one or more agents, comma-separated (e.g. ga,mini-swe-agent)")
+    tasks = load_suite(args.suite, [t.strip() for t in args.tasks.split(",")] if args.tasks else None)
+    config = _config(args, list(agents))
+    if not args.no_report:
+        charts.check_available()
     runner.check_out_folder(config.out, config)
     executor = make_executor(args.executor, args.workers)
     print(f"ga bench: {len(tasks)} tasks × {', '.join(agents)} × {args.trials} trials → {config.out}",
@@ -108,7 +115,7 @@ def _bench(args: argparse.Namespace) -> int:
     finally:
         executor.close()
     if not args.no_report:
-        path = report.write(config.out, agents, title=args.suite.resolve().name)
+        path = report.write(config.out, list(agents), title=args.suite.resolve().name)
         print(f"ga bench: report {path}", file=sys.stderr)
     return 0
 
@@ -123,15 +130,17 @@ def _tool(command: str, argv: list[str]) -> int:
             print(report.write(Path(argv[0]).resolve()))
             return 0
         if command == "install":
+            force = "--force" in argv
+            argv = [a for a in argv if a != "--force"]
             if len(argv) != 1:
-                raise ConfigError("usage: python run.py bench install AGENT")
+                raise ConfigError("usage: python run.py bench install AGENT [--force]")
             from ga.bench.adapters import resolve
             from ga.bench.cli_agent import CLIAgent
 
             adapter = resolve(argv[0])
             if not isinstance(adapter, CLIAgent):
                 raise ConfigError(f"{argv[0]} is built in: nothing to install")
-            return adapter.install_now()
+            return adapter.install_now(force)
         return _list_agents()
     except ConfigError as e:
         print(f"ga bench: {e}", file=sys.stderr)

@@ -135,12 +135,16 @@ class CLIAgent:
                 if Path(found).is_file():
                     shutil.copy2(found, into / Path(found).name)
 
-    def install_now(self) -> int:
-        """Run the install commands (python run.py bench install NAME); returns the exit code."""
+    def install_now(self, force: bool = False) -> int:
+        """Run the install commands (python run.py bench install NAME [--force]); returns the exit code."""
         if not self.install:
             print(f"{self.name}: nothing to install (its config has no install commands)", file=sys.stderr)
             return 2
         values = self.variables()
+        program = self.fill(self.command[0], values)
+        if not force and Path(program).is_file():
+            print(f"{self.name}: already installed ({program}); --force installs again", file=sys.stderr)
+            return 0
         self.prefix.mkdir(parents=True, exist_ok=True)
         for line in self.install:
             command = self.fill(line, values)

@@ -50,7 +50,7 @@ class DaskExecutor:
     """Jobs on a Dask distributed cluster: a scheduler address, or a Client the caller made (e.g. on a LocalCluster).
     Each job is pure=False (a trial is never a cached result) and retried by nobody: a failure is a failed row."""
 
-    def __init__(self, address: str | None = None, client: Any = None):
+    def __init__(self, address: str | None = None, client: Any = None, timeout: float = 10):
         try:
             from distributed import Client
         except ImportError:
@@ -58,7 +58,7 @@ class DaskExecutor:
                               "(or pip install -r requirements-bench.txt)") from None
         self._own = client is None
         try:
-            self.client = client or Client(address, timeout=30)
+            self.client = client or Client(address, timeout=timeout)
         except OSError as e:
             raise ConfigError(f"No Dask scheduler at {address}: {e}. Start one with `dask scheduler` and workers "
                               "with `dask worker HOST:PORT`.") from None

@@ -15,7 +15,7 @@ from ga.bench.trial import BenchConfig, Job, failed_row, run_job
 from ga.errors import ConfigError
 
 
-def plan(tasks: list[Task], agents: list[str], trials: int, config: BenchConfig, done: set[tuple]) -> list[Job]:
+def plan(tasks: list[Task], agents: dict[str, str], trials: int, config: BenchConfig, done: set[tuple]) -> list[Job]:
     """The jobs still to run, trial by trial (an interrupted run has every agent on the same footing); a family is
     one job per agent and trial, its unfinished rounds in order."""
     jobs = []
@@ -24,14 +24,14 @@ def plan(tasks: list[Task], agents: list[str], trials: int, config: BenchConfig,
         for task in tasks:
             if task.family:
                 if task.round == min(t.round for t in chains[task.family]):
-                    for agent in agents:
+                    for agent, spec in agents.items():
                         todo = [t for t in chains[task.family] if (t.name, agent, trial) not in done]
                         if todo:
-                            jobs.append(Job(agent=agent, trial=trial, tasks=[t.path for t in todo], config=config,
-                                            family=task.family))
+                            jobs.append(Job(agent=agent, spec=spec, trial=trial, tasks=[t.path for t in todo],
+                                            config=config, family=task.family))
                 continue
-            jobs.extend(Job(agent=agent, trial=trial, tasks=[task.path], config=config)
-                        for agent in agents if (task.name, agent, trial) not in done)
+            jobs.extend(Job(agent=agent, spec=spec, trial=trial, tasks=[task.path], config=config)
+                        for agent, spec in agents.items() if (task.name, agent, trial) not in done)
     return jobs
 
 
@@ -58,9 +58,10 @@ def _line(row: dict) -> str:
             f"{row['wall_s']:.1f} s{note}")
 
 
-def run(tasks: list[Task], agents: list[str], trials: int, config: BenchConfig, *, executor: Executor,
+def run(tasks: list[Task], agents: dict[str, str], trials: int, config: BenchConfig, *, executor: Executor,
         console: Console | None = None) -> list[dict]:
-    """Run what is not finished yet; returns every row of the folder (old and new)."""
+    """Run what is not finished yet; returns every row of the folder (old and new). `agents` maps each agent's
+    name to how to find it (see adapters.resolve)."""
     console = console or Console(stderr=True)
     path = config.out / "results.jsonl"
     rows = results.load(path)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import sys
 import time
 import traceback
@@ -55,11 +56,14 @@ class BenchConfig:
 @dataclass(kw_only=True)
 class Job:
     agent: str
+    """The agent's name (results, trial folders, scripted/AGENT.json)."""
     trial: int
     tasks: list[Path]
     """One task, or a family's rounds still to run, in round order."""
     config: BenchConfig
     family: str = ""
+    spec: str = ""
+    """How to find the agent (a built-in name, a config name or a .toml path); empty: the name."""
 
 
 def trial_folder(out: Path, agent: str, task: str, trial: int) -> Path:
@@ -140,7 +144,7 @@ def _run_with_services(job: Job, task: Task, folder: Path, *, workspace: Path, e
                            model=config.model, openai_url=proxy.openai_url, anthropic_url=proxy.anthropic_url,
                            env=env, deadline=time.monotonic() + (config.agent_timeout or task.agent_timeout),
                            max_turns=config.max_turns, site_url=site_url)
-        adapter = resolve(job.agent)
+        adapter = resolve(job.spec or job.agent)
         if script is False:
             missing = task.path / "scripted" / f"{job.agent}.json"
             ran = AgentRun(exit_code=None, error=f"no scripted upstream for {job.agent}: {missing} is missing")
@@ -208,7 +212,8 @@ def _row(job: Job, task: Task, folder: Path, ran: AgentRun, *, verdict: Verdict 
            "exit_code": ran.exit_code, "timed_out": ran.timed_out, "error": ran.error or verdict.error,
            "answers_given": ran.answers_given, "self_reported": ran.self_reported,
            "verifier": {"exit_code": verdict.exit_code, "timed_out": verdict.timed_out, "output": verdict.output},
-           "trial_dir": str(folder), "finished": time.time()}
+           "trial_dir": str(folder), "host": socket.gethostname(), "worker_pid": os.getpid(),
+           "finished": time.time()}
     return row
 
 
