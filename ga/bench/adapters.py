@@ -19,6 +19,8 @@ ROOT = Path(__file__).resolve().parents[2]
 RUN_PY = ROOT / "run.py"
 CONFIGS = Path(__file__).resolve().parent / "agents"
 EXIT_PAUSED = 3
+GRACE = 15.0
+"""Seconds ga's own --max-time stops before the trial's deadline."""
 
 
 class Adapter(Protocol):
@@ -81,8 +83,10 @@ class GA:
 
     def run(self, ctx: TrialContext) -> AgentRun:
         env = {**ctx.env, "OPENAI_BASE_URL": ctx.openai_url, "OPENAI_API_KEY": DUMMY_KEY, "GA_MODEL": ctx.model}
+        # --max-time a little under the deadline: ga stops at a turn boundary and reports, rather than being killed
         argv = [sys.executable, str(RUN_PY), "--json", "--autonomous", "--workdir", str(ctx.workspace),
-                "--max-turns", str(ctx.max_turns), ctx.instruction]
+                "--max-turns", str(ctx.max_turns), "--max-time", f"{max(1.0, ctx.remaining() - GRACE):.0f}",
+                ctx.instruction]
         answers, out = list(ctx.task.answers), AgentRun()
         while True:
             stdout = ctx.logs / f"ga.{out.answers_given}.json"
@@ -95,7 +99,8 @@ class GA:
                 out.self_reported = {k: report.get(k) for k in ("status", "run_id", "usage", "tool_calls")}
             if done.exit_code != EXIT_PAUSED or not answers or not report.get("run_id") or ctx.remaining() <= 0:
                 break
-            argv = answer_command(report["run_id"], answers.pop(0))
+            argv = [*answer_command(report["run_id"], answers.pop(0)),
+                    "--max-time", f"{max(1.0, ctx.remaining() - GRACE):.0f}"]
             out.answers_given += 1
         if done.exit_code not in (0, None) and not out.error:
             out.error = f"ga exited {done.exit_code} ({report.get('status', 'no JSON on stdout')})"

@@ -11,6 +11,7 @@ import multiprocessing
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures import as_completed as futures_completed
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol
 
 from ga.errors import ConfigError
@@ -29,15 +30,31 @@ class Executor(Protocol):
         """Stop: pending jobs are cancelled."""
         ...
 
+    def lost(self, error: BaseException) -> bool:
+        """True when a job failed because its worker died (not because of the job): the runner resubmits it once."""
+        ...
+
 
 class LocalExecutor:
     """A pool of worker processes (spawned, so a worker starts clean whatever the harness holds)."""
 
     def __init__(self, workers: int):
-        self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+        self.workers = workers
+        self.pool = self._new_pool()
+
+    def _new_pool(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"))
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Future:
-        return self.pool.submit(fn, *args)
+        try:
+            return self.pool.submit(fn, *args)
+        except BrokenProcessPool:  # a worker died (killed, out of memory): the pool is unusable, start another
+            self.pool.shutdown(wait=False, cancel_futures=True)
+            self.pool = self._new_pool()
+            return self.pool.submit(fn, *args)
+
+    def lost(self, error: BaseException) -> bool:
+        return isinstance(error, BrokenProcessPool)
 
     def as_completed(self, futures: Iterable[Future]) -> Iterator[Future]:
         return futures_completed(list(futures))
@@ -74,6 +91,9 @@ class DaskExecutor:
     def close(self) -> None:
         if self._own:
             self.client.close()
+
+    def lost(self, error: BaseException) -> bool:
+        return False  # Dask already reschedules the jobs of a lost worker (KilledWorker after its retries)
 
 
 def make_executor(spec: str, workers: int) -> Executor:

@@ -90,6 +90,9 @@ class MeteringProxy:
         self.exchanges: list[Exchange] = []
         self._lock = threading.Condition()
         self._in_flight = 0
+        self._upstreams: set[http.client.HTTPConnection] = set()
+        """Connections to the upstream still open: closed with the proxy, so a model stops working for an agent
+        that was killed (a single-slot local server would otherwise finish the reply for nobody)."""
         self._httpd: ThreadingHTTPServer | None = None
 
     @property
@@ -115,6 +118,9 @@ class MeteringProxy:
 
     def close(self) -> None:
         self.settle()
+        with self._lock:
+            for conn in list(self._upstreams):
+                conn.close()
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
@@ -128,6 +134,10 @@ class MeteringProxy:
     def begin(self) -> None:
         with self._lock:
             self._in_flight += 1
+
+    def track(self, conn: http.client.HTTPConnection, open_: bool) -> None:
+        with self._lock:
+            (self._upstreams.add if open_ else self._upstreams.discard)(conn)
 
     def record(self, exchange: Exchange | None) -> None:
         """Ends an exchange begun with begin(); None: nothing to record (the agent went away)."""
@@ -147,16 +157,18 @@ class MeteringProxy:
             self._lock.wait_for(lambda: self._in_flight <= 0, timeout)
 
     def totals(self) -> dict:
-        """Sums over the metered exchanges; `requests` counts answered ones (status 200)."""
+        """Sums over the metered exchanges: `requests` counts the answered ones (status 200), tokens also count
+        replies the agent abandoned mid-way (499: the model worked for them), tool calls only answered ones."""
         self.settle()
         with self._lock:
             done = [e for e in self.exchanges if e.status == 200]
+            spent = [e for e in self.exchanges if e.status in (200, 499)]
             return {"requests": len(done), "failed_requests": len(self.exchanges) - len(done),
-                    "input_tokens": sum(e.input_tokens for e in done),
-                    "cached_tokens": sum(e.cached_tokens for e in done),
-                    "output_tokens": sum(e.output_tokens for e in done),
+                    "input_tokens": sum(e.input_tokens for e in spent),
+                    "cached_tokens": sum(e.cached_tokens for e in spent),
+                    "output_tokens": sum(e.output_tokens for e in spent),
                     "tool_calls": sum(len(e.tool_calls) for e in done),
-                    "usage_local": sum(1 for e in done if e.usage_source == "local")}
+                    "usage_local": sum(1 for e in spent if e.usage_source == "local")}
 
     def target(self, path: str) -> str:
         """The upstream URL for a path the agent requested ('' when the path is not ours)."""
@@ -197,8 +209,7 @@ class _Handler(BaseHTTPRequestHandler):
             exchanger.run()
         except (BrokenPipeError, ConnectionResetError):
             log.debug("proxy: the agent went away mid-reply")
-            exchanger.ex.error = exchanger.ex.error or "the agent closed the connection mid-reply"
-            self.proxy.record(exchanger.ex)
+            self.proxy.record(exchanger.abandoned())
         except BaseException:
             self.proxy.record(None)
             raise
@@ -216,6 +227,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         data = response.read()
         conn.close()
+        self.proxy.track(conn, False)
         self.send_bytes(response.status, response.getheader("Content-Type", "application/json"), data)
 
     def send_json(self, status: int, body: dict) -> None:
@@ -248,6 +260,7 @@ def open_upstream(handler: _Handler, target: str, raw: bytes, upstream: Upstream
         headers.update({"x-api-key": key} if anthropic else {"Authorization": f"Bearer {key}"})
     headers["Accept-Encoding"] = "identity"  # the meter reads the body
     path = parts.path + (f"?{parts.query}" if parts.query else "")
+    handler.proxy.track(conn, True)
     conn.request(handler.command, path, body=raw or None, headers=headers)
     return conn, conn.getresponse()
 
@@ -264,6 +277,7 @@ class _Exchanger:
         """True when the proxy added include_usage: the usage-only chunk is then kept from the agent."""
         self.started = time.monotonic()
         self.content_type = "application/json"
+        self.stream_meter: StreamMeter | None = None
         self.received: list[bytes] = []
         """The reply as the upstream sent it (what a cassette keeps)."""
 
@@ -301,6 +315,7 @@ class _Exchanger:
             if response.status in (400, 422) and self.injected:
                 data = response.read()
                 conn.close()
+                self.proxy.track(conn, False)
                 if b"stream_options" not in data:
                     return self._relay_error(response.status, response.getheader("Content-Type", ""), data)
                 self.injected = False  # the server refuses the option: usage gets counted locally
@@ -311,6 +326,7 @@ class _Exchanger:
             return self._relay(response)
         finally:
             conn.close()
+            self.proxy.track(conn, False)
 
     def _wants_usage_added(self) -> bool:
         return (self.api == CHAT and self.ex.stream
@@ -335,9 +351,22 @@ class _Exchanger:
             self.ex.error = f"reply is not the JSON this API returns: {e}"
             return None
 
+    def abandoned(self) -> Exchange:
+        """The agent went away mid-reply (killed at its deadline...): the tokens the model spent so far still count,
+        as a local estimate, under status 499 (not an answered request)."""
+        partial = self.stream_meter.result() if self.stream_meter else Metered()
+        count_locally(self.api, self.body, partial)
+        self.ex.input_tokens, self.ex.output_tokens = partial.input_tokens, partial.output_tokens
+        self.ex.content, self.ex.tool_calls = partial.content, partial.tool_calls
+        self.ex.status, self.ex.usage_source = 499, "local"
+        self.ex.error = "the agent closed the connection mid-reply"
+        self.ex.latency_s = round(time.monotonic() - self.started, 3)
+        return self.ex
+
     def _relay_stream(self, lines) -> Metered:
         self.h.start_stream(self.ex.status, self.content_type)
         meter, event, buffer = StreamMeter(self.api), "", []
+        self.stream_meter = meter
         for line in lines:
             if self.ex.ttft_s is None:
                 self.ex.ttft_s = round(time.monotonic() - self.started, 3)

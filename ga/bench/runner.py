@@ -78,19 +78,31 @@ def run(tasks: list[Task], agents: dict[str, str], trials: int, config: BenchCon
         progress = bar.add_task("trials", total=len(wanted), completed=len(wanted & known))
         if not jobs:
             console.print("every trial is already in results.jsonl: nothing to run")
-        futures = {executor.submit(run_job, job): job for job in jobs}
-        for future in executor.as_completed(futures):
-            for row in _rows_of(future, futures[future]):
+        def record(new: list[dict]) -> None:
+            for row in new:
                 results.append(path, row)
                 rows.append(row)
                 bar.console.print(_line(row))
                 bar.advance(progress)
+
+        futures = {executor.submit(run_job, job): job for job in jobs}
+        suspects = []
+        for future in executor.as_completed(futures):
+            new, lost = _rows_of(future, futures[future], executor)
+            if lost:  # a worker died: every job it took down runs again, alone, to find the one that kills it
+                suspects.append(futures[future])
+            record(new)
+        for job in suspects:
+            new, lost = _rows_of(executor.submit(run_job, job), job, executor)
+            record([failed_row(job, p, f"worker lost: {lost}", "") for p in job.tasks] if lost else new)
     return rows
 
 
-def _rows_of(future, job: Job) -> list[dict]:
-    """The job's rows; a job that died with its worker gives failed rows, so the run goes on."""
+def _rows_of(future, job: Job, executor: Executor) -> tuple[list[dict], str]:
+    """(the job's rows, ''), or ([], why) when its worker died; any other failure of the job is a failed row."""
     try:
-        return future.result()
+        return future.result(), ""
     except Exception as e:
-        return [failed_row(job, p, f"worker lost: {type(e).__name__}: {e}", "") for p in job.tasks]
+        if executor.lost(e):
+            return [], f"{type(e).__name__}: {e}"
+        return [failed_row(job, p, f"worker lost: {type(e).__name__}: {e}", "") for p in job.tasks], ""

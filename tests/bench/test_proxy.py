@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import socket
+import threading
+import time
 import urllib.error
 import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import openai
 import pytest
@@ -163,3 +167,56 @@ def test_cassette_replays_without_upstream_and_meters_the_same(tmp_path):
     assert status == 599  # the cassette is used up: the agent is told, nothing is invented
     assert "".join(c.choices[0].delta.content or "" for c in again[0] if c.choices) == "one"
     assert again[1].choices[0].message.content == first[1].choices[0].message.content == "two"
+
+
+class _SlowStream(BaseHTTPRequestHandler):
+    """A model that streams one word every 0.2 s for a long time."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format, *args):
+        pass
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        try:
+            for _ in range(100):
+                chunk = {"choices": [{"index": 0, "delta": {"content": "word "}, "finish_reason": None}]}
+                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                self.wfile.flush()
+                time.sleep(0.2)
+        except (BrokenPipeError, ConnectionResetError):
+            self.server.cut = True
+
+
+def test_a_reply_the_agent_abandons_still_counts_its_tokens_and_stops_the_model():
+    upstream = ThreadingHTTPServer(("127.0.0.1", 0), _SlowStream)
+    upstream.cut = False
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    try:
+        with MeteringProxy(Upstream(openai_base=f"http://127.0.0.1:{upstream.server_address[1]}/v1")) as proxy:
+            body = json.dumps({"model": "m", "stream": True, "messages": [{"role": "user", "content": "talk"}]})
+            agent = socket.create_connection(("127.0.0.1", int(proxy.url.rsplit(":", 1)[1])), timeout=10)
+            agent.sendall(f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                          f"Content-Length: {len(body)}\r\n\r\n{body}".encode())
+            assert b"word" in agent.recv(4096) + agent.recv(4096)  # the first words arrive, then the agent dies
+            agent.close()
+            deadline = time.monotonic() + 10
+            while not proxy.exchanges and time.monotonic() < deadline:
+                time.sleep(0.05)
+            totals = proxy.totals()
+        (exchange,) = proxy.exchanges
+        assert exchange.status == 499 and exchange.usage_source == "local" and "closed" in exchange.error
+        assert totals["requests"] == 0 and totals["failed_requests"] == 1
+        assert totals["input_tokens"] > 0 and totals["output_tokens"] >= 1
+        deadline = time.monotonic() + 5
+        while not upstream.cut and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert upstream.cut, "the proxy kept the model generating for an agent that is gone"
+    finally:
+        upstream.shutdown()
+        upstream.server_close()

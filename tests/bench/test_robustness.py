@@ -79,3 +79,16 @@ def test_one_results_folder_holds_one_model(tmp_path, capsys):
 def test_bad_numbers(tmp_path, bad, capsys):
     suite = copy_tasks(tmp_path / "suite", "fix-calc-bug")
     assert bench(suite, "--agents", "oracle", "--out", tmp_path / "out", bad) == 2
+
+
+def test_a_dead_worker_costs_one_failed_trial_and_the_run_goes_on(tmp_path):
+    suite = copy_tasks(tmp_path / "suite", "fix-calc-bug", "csv-to-json")
+    # the harness's own worker process dies (as under the out-of-memory killer), every time this agent runs
+    killer = agent_config(tmp_path, "killer", ["${python}", "-c", "import os, signal; os.kill(os.getppid(), "
+                                                                  "signal.SIGKILL)"])
+    out = tmp_path / "out"
+    assert bench(suite, "--agents", f"{killer},oracle", "--out", out, "--no-report", "--upstream",
+                 "http://127.0.0.1:9/v1", "--model", "m") == 0
+    by = {(r["agent"], r["task"]): r for r in rows(out)}
+    assert by["oracle", "fix-calc-bug"]["success"] and by["oracle", "csv-to-json"]["success"]
+    assert not by["killer", "fix-calc-bug"]["success"] and "worker lost" in by["killer", "fix-calc-bug"]["error"]
