@@ -66,10 +66,7 @@ def run(tasks: list[Task], agents: dict[str, str], trials: int, config: BenchCon
     path = config.out / "results.jsonl"
     rows = results.load(path)
     known = {results.key(r) for r in rows}
-    for row in results.harvest(config.out, known):  # finished just before an earlier harness died
-        results.append(path, row)
-        known.add(results.key(row))
-        rows.append(row)
+    _harvest(config.out, rows, known)  # finished just before an earlier harness died
     wanted = {(t.name, a, n) for t in tasks for a in agents for n in range(1, trials + 1)}
     jobs = plan(tasks, agents, trials, config, known)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -87,15 +84,25 @@ def run(tasks: list[Task], agents: dict[str, str], trials: int, config: BenchCon
 
         futures = {executor.submit(run_job, job): job for job in jobs}
         suspects = []
-        for future in executor.as_completed(futures):
-            new, lost = _rows_of(future, futures[future], executor)
-            if lost:  # a worker died: every job it took down runs again, alone, to find the one that kills it
-                suspects.append(futures[future])
-            record(new)
-        for job in suspects:
-            new, lost = _rows_of(executor.submit(run_job, job), job, executor)
-            record([failed_row(job, p, f"worker lost: {lost}", "") for p in job.tasks] if lost else new)
+        try:
+            for future in executor.as_completed(futures):
+                new, lost = _rows_of(future, futures[future], executor)
+                if lost:  # a worker died: every job it took down runs again, alone, to find the one that kills it
+                    suspects.append(futures[future])
+                record([r for r in new if results.key(r) not in {results.key(k) for k in rows}])
+            for job in suspects:
+                new, lost = _rows_of(executor.submit(run_job, job), job, executor)
+                record([failed_row(job, p, f"worker lost: {lost}", "") for p in job.tasks] if lost else new)
+        finally:  # interrupted: the rounds of a family that finished are kept too
+            _harvest(config.out, rows, {results.key(r) for r in rows})
     return rows
+
+
+def _harvest(out: Path, rows: list[dict], known: set[tuple]) -> None:
+    for row in results.harvest(out, known):
+        results.append(out / "results.jsonl", row)
+        known.add(results.key(row))
+        rows.append(row)
 
 
 def _rows_of(future, job: Job, executor: Executor) -> tuple[list[dict], str]:

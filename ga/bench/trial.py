@@ -77,12 +77,29 @@ def run_job(job: Job) -> list[dict]:
     for path in job.tasks:
         try:
             task = load_task(path)
-            if shared is not None and task.round == 1 and shared.exists():
-                shutil.rmtree(shared)  # round 1 is cold by definition
+            snapshot = _before_round(shared, task) if shared is not None else None
             rows.append(run_trial(job, task, shared))
+            if snapshot is not None:
+                shutil.rmtree(snapshot)  # the round is done: a resume starts from what it left
         except Exception as e:  # a broken task or harness bug is this trial's failure, not the whole run's
             rows.append(failed_row(job, path, f"harness error: {type(e).__name__}: {e}", traceback.format_exc()))
     return rows
+
+
+def _before_round(shared: Path, task: Task) -> Path:
+    """Round 1 starts cold; every round starts from the family's HOME and GA_HOME as the previous round left them:
+    a copy is kept until the round is done, so a round that was interrupted runs again from the same state."""
+    snapshot = shared.with_name(f"{shared.name}.before-round-{task.round}")
+    if snapshot.exists():  # this round was interrupted: undo what it did
+        if shared.exists():
+            shutil.rmtree(shared)
+        shutil.copytree(snapshot, shared, symlinks=True)
+        return snapshot
+    if task.round == 1 and shared.exists():
+        shutil.rmtree(shared)
+    shared.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(shared, snapshot, symlinks=True)
+    return snapshot
 
 
 def _base_env(folder: Path, home: Path, ga_home: Path) -> dict[str, str]:
