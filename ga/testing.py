@@ -170,6 +170,10 @@ class ScriptedServer(_Scripted):
         self.close()
 
 
+Script = _Script
+"""The steps consumed one per request, for fakes of other APIs (the benchmark tests' Responses and Anthropic ones)."""
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m ga.testing", description="Serve a scripted model over HTTP.")
     parser.add_argument("script", help="JSON file: a list of steps (see ga/testing.py)")

@@ -10,12 +10,12 @@ import sys
 from pathlib import Path
 from typing import Protocol
 
-from ga import __version__
-from ga.bench.context import DUMMY_KEY, AgentRun, TrialContext
+import ga
+from ga.bench.cli_agent import CLIAgent
+from ga.bench.context import DUMMY_KEY, ROOT, AgentRun, TrialContext
 from ga.bench.process import run_program
 from ga.errors import ConfigError
 
-ROOT = Path(__file__).resolve().parents[2]
 RUN_PY = ROOT / "run.py"
 CONFIGS = Path(__file__).resolve().parent / "agents"
 EXIT_PAUSED = 3
@@ -64,7 +64,7 @@ def ga_version() -> str:
                              text=True, timeout=10, check=False).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         sha = ""
-    return f"{__version__}+{sha}" if sha else __version__
+    return f"{ga.__version__}+{sha}" if sha else ga.__version__
 
 
 def answer_command(run_id: str, answer: str) -> list[str]:
@@ -124,8 +124,6 @@ def _last_json(path: Path) -> dict:
 
 def resolve(name: str) -> Adapter:
     """An adapter by name: oracle, nop, ga, a config in ga/bench/agents/, or a path to a .toml config."""
-    from ga.bench.cli_agent import CLIAgent
-
     builtins = {"oracle": Oracle, "nop": Nop, "ga": GA}
     if name in builtins:
         return builtins[name]()

@@ -30,8 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from string import Template
 
-from ga.bench.adapters import ROOT
-from ga.bench.context import DUMMY_KEY, AgentRun, TrialContext
+from ga.bench.context import DUMMY_KEY, ROOT, AgentRun, TrialContext
 from ga.bench.process import run_program
 from ga.bench.tasks import tomllib
 from ga.errors import ConfigError

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from ga.bench.tasks import Task
 
+ROOT = Path(__file__).resolve().parents[2]
+"""ga's checkout."""
 DUMMY_KEY = "bench-metered"
 """The key agents are given; the proxy puts the real one (if any) on the forwarded request."""
 

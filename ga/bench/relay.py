@@ -8,14 +8,26 @@ import http.client
 import json
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from ga.bench.cassette import Recording, request_key
 from ga.bench.meter import CHAT, Metered, StreamMeter, count_locally, from_json
 
-if TYPE_CHECKING:
-    from ga.bench.proxy import _Handler
+
+class AgentSide(Protocol):
+    """What a relay needs of the proxy's request handler: the agent's request and the way back to it."""
+
+    path: str
+    command: str
+    headers: Any
+    wfile: Any
+    proxy: Any
+    """The MeteringProxy: its upstream, cassette, rewrite and the connections it tracks."""
+
+    def send_bytes(self, status: int, content_type: str, data: bytes) -> None: ...
+
+    def start_stream(self, status: int, content_type: str) -> None: ...
 
 _HOP = {"host", "connection", "content-length", "accept-encoding", "transfer-encoding", "keep-alive"}
 
@@ -60,7 +72,7 @@ class Exchange:
     """The request body as the agent sent it."""
 
 
-def open_upstream(handler: _Handler, target: str, raw: bytes, upstream: Upstream):
+def open_upstream(handler: AgentSide, target: str, raw: bytes, upstream: Upstream):
     parts = urlsplit(target)
     kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
     conn = kind(parts.netloc, timeout=upstream.timeout)
@@ -79,7 +91,7 @@ def open_upstream(handler: _Handler, target: str, raw: bytes, upstream: Upstream
 class Relay:
     """One metered exchange: replay or forward, relay the reply, meter it, record it."""
 
-    def __init__(self, handler: _Handler, api: str, body: dict):
+    def __init__(self, handler: AgentSide, api: str, body: dict):
         self.h, self.api, self.body = handler, api, body
         self.proxy = handler.proxy
         self.ex = Exchange(t=time.time(), api=api, path=handler.path.split("?")[0], model=str(body.get("model", "")),

@@ -7,7 +7,7 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from ga.testing import _Script
+from ga.testing import Script
 
 
 def _usage(step: dict) -> dict:
@@ -101,7 +101,7 @@ class APIServer:
     """`with APIServer(steps) as server:` serves /v1/responses and /v1/messages from the steps, one per request."""
 
     def __init__(self, steps: list[dict]):
-        self.script = _Script(steps)
+        self.script = Script(steps)
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self.httpd.script = self.script  # type: ignore[attr-defined]
         self.httpd.headers_seen = []  # type: ignore[attr-defined]
