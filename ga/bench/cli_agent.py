@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import glob
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -145,8 +146,9 @@ class CLIAgent:
             print(f"{self.name}: already installed ({program}); --force installs again", file=sys.stderr)
             return 0
         self.prefix.mkdir(parents=True, exist_ok=True)
+        quoted = {k: shlex.quote(v) for k, v in values.items()}  # install lines are shell commands
         for line in self.install:
-            command = self.fill(line, values)
+            command = self.fill(line, quoted)
             print(f"$ {command}", file=sys.stderr, flush=True)
             if (rc := subprocess.run(command, shell=True, check=False).returncode) != 0:
                 print(f"{self.name}: install step failed (exit {rc})", file=sys.stderr)

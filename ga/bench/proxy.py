@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ga.bench.cassette import Cassette
 from ga.bench.meter import ANTHROPIC, CHAT, RESPONSES
-from ga.bench.relay import Exchange, Relay, Upstream, open_upstream
+from ga.bench.relay import Exchange, Relay, Upstream, UpstreamCall
 
 __all__ = ["Exchange", "MeteringProxy", "Upstream"]
 
@@ -49,7 +49,9 @@ class MeteringProxy:
         self.exchanges: list[Exchange] = []
         self._lock = threading.Condition()
         self._in_flight = 0
-        self._upstreams: set[http.client.HTTPConnection] = set()
+        self.closing = False
+        """True once close() began: an upstream failing then was cut off by us, not unreachable."""
+        self._upstreams: set[UpstreamCall] = set()
         """Connections to the upstream still open: closed with the proxy, so a model stops working for an agent
         that was killed (a single-slot local server would otherwise finish the reply for nobody)."""
         self._httpd: ThreadingHTTPServer | None = None
@@ -76,13 +78,19 @@ class MeteringProxy:
         return self
 
     def close(self) -> None:
-        self.settle()
+        """Stop; a request still waiting on the upstream (its agent is gone) is cut off and recorded as abandoned.
+        Safe to call twice."""
+        if self._httpd is None:
+            return
+        self.settle(2)
         with self._lock:
-            for conn in list(self._upstreams):
-                conn.close()
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
+            self.closing = True
+            for call in list(self._upstreams):
+                call.cut()
+        self.settle(5)  # the cut-off exchanges get recorded
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._httpd = None
 
     def __enter__(self) -> MeteringProxy:
         return self.start()
@@ -94,9 +102,9 @@ class MeteringProxy:
         with self._lock:
             self._in_flight += 1
 
-    def track(self, conn: http.client.HTTPConnection, open_: bool) -> None:
+    def track(self, call: UpstreamCall, open_: bool) -> None:
         with self._lock:
-            (self._upstreams.add if open_ else self._upstreams.discard)(conn)
+            (self._upstreams.add if open_ else self._upstreams.discard)(call)
 
     def record(self, exchange: Exchange | None) -> None:
         """Ends an exchange begun with begin(); None: nothing to record (the agent went away)."""
@@ -166,7 +174,7 @@ class _Handler(BaseHTTPRequestHandler):
         exchanger = Relay(self, api, body)
         try:
             exchanger.run()
-        except OSError:  # the agent went away, or the proxy closed the upstream of an agent already gone
+        except (OSError, http.client.HTTPException):  # the agent went away, or the proxy cut off its upstream
             log.debug("proxy: exchange abandoned mid-reply")
             self.proxy.record(exchanger.abandoned())
         except BaseException:
@@ -180,14 +188,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_json(404, {"error": {"message": f"metering proxy: no route for {self.path}"}})
             return
         try:
-            conn, response = open_upstream(self, target, raw, self.proxy.upstream)
+            call = UpstreamCall(self, target, raw, self.proxy.upstream)
+            data = call.response.read()
         except OSError as e:
             self.send_json(502, {"error": {"message": f"metering proxy: upstream {target} unreachable: {e}"}})
             return
-        data = response.read()
-        conn.close()
-        self.proxy.track(conn, False)
-        self.send_bytes(response.status, response.getheader("Content-Type", "application/json"), data)
+        call.close()
+        self.send_bytes(call.response.status, call.response.getheader("Content-Type", "application/json"), data)
 
     def send_json(self, status: int, body: dict) -> None:
         self.send_bytes(status, "application/json", json.dumps(body).encode())

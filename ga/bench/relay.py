@@ -4,8 +4,10 @@ exchange is recorded; a cassette may stand in for the upstream."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
+import socket
 import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -72,20 +74,42 @@ class Exchange:
     """The request body as the agent sent it."""
 
 
-def open_upstream(handler: AgentSide, target: str, raw: bytes, upstream: Upstream):
-    parts = urlsplit(target)
-    kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-    conn = kind(parts.netloc, timeout=upstream.timeout)
-    headers = {k: v for k, v in handler.headers.items() if k.lower() not in _HOP}
-    anthropic = handler.path.startswith("/anthropic/")
-    if key := (upstream.anthropic_key if anthropic else upstream.api_key):
-        headers = {k: v for k, v in headers.items() if k.lower() not in ("authorization", "x-api-key")}
-        headers.update({"x-api-key": key} if anthropic else {"Authorization": f"Bearer {key}"})
-    headers["Accept-Encoding"] = "identity"  # the meter reads the body
-    path = parts.path + (f"?{parts.query}" if parts.query else "")
-    handler.proxy.track(conn, True)
-    conn.request(handler.command, path, body=raw or None, headers=headers)
-    return conn, conn.getresponse()
+class UpstreamCall:
+    """One request to the upstream, its response in .response; close() when done. The proxy tracks open calls and
+    cut()s them when it closes: the model stops working for an agent that is gone."""
+
+    def __init__(self, handler: AgentSide, target: str, raw: bytes, upstream: Upstream):
+        parts = urlsplit(target)
+        kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        self.conn = kind(parts.netloc, timeout=upstream.timeout)
+        self.tracker = handler.proxy
+        headers = {k: v for k, v in handler.headers.items() if k.lower() not in _HOP}
+        anthropic = handler.path.startswith("/anthropic/")
+        if key := (upstream.anthropic_key if anthropic else upstream.api_key):
+            headers = {k: v for k, v in headers.items() if k.lower() not in ("authorization", "x-api-key")}
+            headers.update({"x-api-key": key} if anthropic else {"Authorization": f"Bearer {key}"})
+        headers["Accept-Encoding"] = "identity"  # the meter reads the body
+        self.conn.request(handler.command, parts.path + (f"?{parts.query}" if parts.query else ""), body=raw or None,
+                          headers=headers)
+        self.sock = self.conn.sock  # the response keeps using it after http.client lets go of it
+        self.tracker.track(self, True)
+        try:
+            self.response = self.conn.getresponse()
+        except BaseException:
+            self.close()
+            raise
+
+    def cut(self) -> None:
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)  # wakes a thread blocked reading it; a plain close() would not
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        self.conn.close()
+        with contextlib.suppress(OSError):
+            self.sock.close()
+        self.tracker.track(self, False)
 
 
 class Relay:
@@ -134,22 +158,22 @@ class Relay:
             outgoing["stream_options"] = {**(self.body.get("stream_options") or {}), "include_usage": True}
             self.injected = True
         try:
-            conn, response = open_upstream(self.h, target, json.dumps(outgoing).encode(), self.proxy.upstream)
-            if response.status in (400, 422) and self.injected:
-                data = response.read()
-                conn.close()
-                self.proxy.track(conn, False)
+            call = UpstreamCall(self.h, target, json.dumps(outgoing).encode(), self.proxy.upstream)
+            if call.response.status in (400, 422) and self.injected:
+                data = call.response.read()
+                call.close()
                 if b"stream_options" not in data:
-                    return self._relay_error(response.status, response.getheader("Content-Type", ""), data)
+                    return self._relay_error(call.response.status, call.response.getheader("Content-Type", ""), data)
                 self.injected = False  # the server refuses the option: usage gets counted locally
-                conn, response = open_upstream(self.h, target, json.dumps(self.body).encode(), self.proxy.upstream)
+                call = UpstreamCall(self.h, target, json.dumps(self.body).encode(), self.proxy.upstream)
         except OSError as e:
+            if self.proxy.closing:
+                raise  # cut off with its agent gone: recorded as abandoned
             return self._fail(502, f"metering proxy: upstream {target} unreachable: {e}")
         try:
-            return self._relay(response)
+            return self._relay(call.response)
         finally:
-            conn.close()
-            self.proxy.track(conn, False)
+            call.close()
 
     def _wants_usage_added(self) -> bool:
         return (self.api == CHAT and self.ex.stream
@@ -205,6 +229,8 @@ class Relay:
             event, buffer = "", []
         if buffer:
             self._relay_event(meter, event, buffer)
+        if self.proxy.closing:
+            raise ConnectionAbortedError("cut off by the proxy")  # not a whole reply: recorded as abandoned
         return meter.result()
 
     def _relay_event(self, meter: StreamMeter, event: str, lines: list[bytes]) -> None:

@@ -82,8 +82,8 @@ def write(out: Path, agents: list[str] | None = None, title: str = "") -> Path:
     summary = summarise(rows, agents or [])
     (out / "summary.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
     pictures = charts.draw(summary, out / "charts") if rows else []
-    models = ", ".join(summary["models"]) or "no model (built-in agents only)"
-    meta = (f"{len(rows)} trials · {len(summary['tasks'])} tasks · model {escape(models)} · "
+    models = ", ".join(summary["models"]) or "none (built-in agents only)"
+    meta = (f"{len(rows)} trials · {len(summary['tasks'])} tasks · model: {escape(models)} · "
             f"written {time.strftime('%Y-%m-%d %H:%M')}")
     html = Template(TEMPLATE.read_text(encoding="utf-8")).substitute(
         title=escape(title or out.name), meta=meta, summary_table=summary_table(summary),

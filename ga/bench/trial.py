@@ -167,6 +167,7 @@ def _run_with_services(job: Job, task: Task, folder: Path, *, workspace: Path, e
             ran = AgentRun(exit_code=None, error=f"no scripted upstream for {job.agent}: {missing} is missing")
         else:
             ran = _run_agent(adapter, ctx)
+        proxy.close()  # before the totals: what the agent left waiting on the model is metered too
         totals = proxy.totals()
         verdict = verify(ctx)
         atif.export(folder / "trajectory.atif.json", proxy.exchanges, agent=job.agent,

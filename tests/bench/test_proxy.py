@@ -220,3 +220,35 @@ def test_a_reply_the_agent_abandons_still_counts_its_tokens_and_stops_the_model(
     finally:
         upstream.shutdown()
         upstream.server_close()
+
+
+def test_closing_the_proxy_cuts_off_a_request_still_waiting_for_the_model():
+    # a busy single-slot server: it reads the request and answers nothing
+    listener = socket.create_server(("127.0.0.1", 0))
+    seen = {}
+
+    def serve():
+        conn, _ = listener.accept()
+        conn.settimeout(20)
+        while conn.recv(65536):  # read the request, never answer; b"" when the proxy hangs up
+            pass
+        seen["closed"] = True
+        conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    proxy = MeteringProxy(Upstream(openai_base=f"http://127.0.0.1:{listener.getsockname()[1]}/v1")).start()
+    agent = threading.Thread(target=post, args=(proxy.openai_url + "/chat/completions",
+                                                {"model": "m", "messages": [{"role": "user", "content": "hi"}]}),
+                             daemon=True)
+    agent.start()
+    time.sleep(0.5)  # the request is up there, waiting; the agent is then killed and the trial ends
+    started = time.monotonic()
+    proxy.close()
+    assert time.monotonic() - started < 8
+    (exchange,) = proxy.exchanges
+    assert exchange.status == 499 and exchange.input_tokens == 0  # not begun: nothing counted
+    deadline = time.monotonic() + 5
+    while "closed" not in seen and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert seen.get("closed") is True
+    listener.close()
