@@ -82,7 +82,9 @@ class GA:
         self.version = ga_version()
 
     def run(self, ctx: TrialContext) -> AgentRun:
-        env = {**ctx.env, "OPENAI_BASE_URL": ctx.openai_url, "OPENAI_API_KEY": DUMMY_KEY, "GA_MODEL": ctx.model}
+        env = {**ctx.env, "OPENAI_BASE_URL": ctx.openai_url, "OPENAI_API_KEY": DUMMY_KEY, "GA_MODEL": ctx.model,
+               # a busy single-slot server queues requests: wait for a reply as long as the trial may last
+               "GA_REQUEST_TIMEOUT": f"{max(60.0, ctx.remaining()):.0f}"}
         # --max-time a little under the deadline: ga stops at a turn boundary and reports, rather than being killed
         argv = [sys.executable, str(RUN_PY), "--json", "--autonomous", "--workdir", str(ctx.workspace),
                 "--max-turns", str(ctx.max_turns), "--max-time", f"{max(1.0, ctx.remaining() - GRACE):.0f}",

@@ -13,8 +13,9 @@ files it needs in its HOME, where its own log is, and how to install it.
     [files]                          # written under HOME before the run
     ".my-agent/config.json" = '{"model": "${model}"}'
 
-Placeholders (${name}): instruction, instruction_file, workdir, home, ga_home, log_dir, model, max_turns,
-openai_base_url, anthropic_base_url, api_key (a dummy: the proxy holds the real key), prefix (the install folder,
+Placeholders (${name}): instruction, instruction_file, workdir, home, ga_home, log_dir, model, max_turns, timeout
+(the seconds left in the trial, e.g. for a request timeout), openai_base_url, anthropic_base_url, api_key (a dummy:
+the proxy holds the real key), prefix (the install folder,
 $GA_BENCH_AGENTS/NAME, default ~/.cache/ga/bench-agents/NAME), python, root (ga's checkout), and each variable
 named in `requires_env` (e.g. the path of a checkout the user gives).
 """
@@ -95,6 +96,7 @@ class CLIAgent:
             values.update(instruction=ctx.instruction, instruction_file=str(instruction_file),
                           workdir=str(ctx.workspace), home=str(ctx.home), ga_home=str(ctx.ga_home),
                           log_dir=str(ctx.logs), model=ctx.model, max_turns=str(ctx.max_turns),
+                          timeout=f"{max(60.0, ctx.remaining()):.0f}",
                           openai_base_url=ctx.openai_url, anthropic_base_url=ctx.anthropic_url)
         return values
 

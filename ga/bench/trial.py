@@ -8,6 +8,7 @@ out of it: a crash, a hang or a broken task is a failed row with the reason.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -154,13 +155,16 @@ def _run_with_services(job: Job, task: Task, folder: Path, *, workspace: Path, e
                 failed = AgentRun(exit_code=None, error=f"task setup failed: {setup.error or setup.exit_code}")
                 return _row(job, task, folder, failed, verdict=None, totals={})
         upstream, script = _upstream(stack, job, task, site_url, workspace)
+        timeout = config.agent_timeout or task.agent_timeout
+        # a request may wait as long as the trial may last (a busy single-slot server queues it)
+        upstream = dataclasses.replace(upstream, timeout=max(upstream.timeout, timeout))
         proxy = stack.enter_context(MeteringProxy(upstream, folder / "exchanges.jsonl", cassette=_cassette(job, task),
                                                   rewrite={str(folder): "{trial}"}))
         ctx = TrialContext(task=task, agent=job.agent, trial=job.trial, folder=folder, workspace=workspace, home=home,
                            ga_home=ga_home, logs=folder / "logs", instruction=task.render_instruction(site_url),
                            model=config.model, openai_url=proxy.openai_url, anthropic_url=proxy.anthropic_url,
-                           env=env, deadline=time.monotonic() + (config.agent_timeout or task.agent_timeout),
-                           max_turns=config.max_turns, site_url=site_url)
+                           env=env, deadline=time.monotonic() + timeout, max_turns=config.max_turns,
+                           site_url=site_url)
         adapter = resolve(job.spec or job.agent)
         if script is False:
             missing = task.path / "scripted" / f"{job.agent}.json"
