@@ -109,6 +109,7 @@ def _bench(args: argparse.Namespace) -> int:
     try:
         runner.run(tasks, agents, args.trials, config, executor=executor)
     except KeyboardInterrupt:
+        executor.interrupt()
         print("\nga bench: interrupted; the finished trials are saved: run the same command to resume.",
               file=sys.stderr)
         return EXIT_INTERRUPTED

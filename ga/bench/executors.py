@@ -7,7 +7,10 @@ task from disk and writes its trial folder there; only the result rows travel ba
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
+import os
+import signal
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures import as_completed as futures_completed
@@ -34,6 +37,10 @@ class Executor(Protocol):
         """True when a job failed because its worker died (not because of the job): the runner resubmits it once."""
         ...
 
+    def interrupt(self) -> None:
+        """Ctrl-C: stop the running jobs the way a trial is stopped (its agent killed, its folder left to rerun)."""
+        ...
+
 
 class LocalExecutor:
     """A pool of worker processes (spawned, so a worker starts clean whatever the harness holds)."""
@@ -55,6 +62,14 @@ class LocalExecutor:
 
     def lost(self, error: BaseException) -> bool:
         return isinstance(error, BrokenProcessPool)
+
+    def interrupt(self) -> None:
+        # SIGINT, not SIGTERM: the worker's KeyboardInterrupt kills its agent's process group on the way out. The
+        # pool has no public way to reach its processes; a terminal's Ctrl-C reaches them by itself, a kill does not.
+        for process in list(getattr(self.pool, "_processes", {}).values()):
+            with contextlib.suppress(OSError):
+                os.kill(process.pid, signal.SIGINT)
+        self.pool.shutdown(wait=True, cancel_futures=True)
 
     def as_completed(self, futures: Iterable[Future]) -> Iterator[Future]:
         return futures_completed(list(futures))
@@ -94,6 +109,9 @@ class DaskExecutor:
 
     def lost(self, error: BaseException) -> bool:
         return False  # Dask already reschedules the jobs of a lost worker (KilledWorker after its retries)
+
+    def interrupt(self) -> None:
+        self.close()  # the scheduler cancels the jobs of a client that leaves
 
 
 def make_executor(spec: str, workers: int) -> Executor:

@@ -73,6 +73,7 @@ class MeteringProxy:
     def start(self) -> MeteringProxy:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self._httpd.daemon_threads = True
+        self._httpd.block_on_close = False  # close() never waits on a handler stuck with a silent upstream
         self._httpd.proxy = self  # type: ignore[attr-defined]
         threading.Thread(target=self._httpd.serve_forever, name="metering-proxy", daemon=True).start()
         return self

@@ -70,6 +70,7 @@ class Site:
         handler = partial(_SiteHandler, directory=str(self.root), post_log=self.post_log)
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
+        self._httpd.block_on_close = False
         threading.Thread(target=self._httpd.serve_forever, name="task-site", daemon=True).start()
         return self
 
