@@ -53,12 +53,13 @@ def _tokens_per_task(plt, summary: dict, path: Path) -> Path:
 
 def _success_vs_tokens(plt, summary: dict, path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(8, 5))
-    for agent in summary["order"]:
+    for i, agent in enumerate(summary["order"]):
         cells = [c[agent] for c in summary["tasks"].values() if agent in c]
-        ax.scatter([c["tokens"] for c in cells], [c["rate"] for c in cells], alpha=0.45, label=f"{agent} (tasks)")
+        ax.scatter([c["tokens"] for c in cells], [c["rate"] for c in cells], alpha=0.45, color=f"C{i}",
+                   label=f"{agent} (tasks)")
         whole = summary["agents"][agent]
-        ax.scatter([whole["tokens"]], [whole["success_rate"]], marker="D", s=90, edgecolors="black",
-                   label=f"{agent} (mean)")
+        ax.scatter([whole["tokens"]], [whole["success_rate"]], marker="D", s=90, edgecolors="black", color=f"C{i}",
+                   label=f"{agent} (all)")
     ax.set_xlabel("mean tokens per trial")
     ax.set_ylabel("success rate")
     ax.set_ylim(-0.05, 1.05)
