@@ -30,6 +30,9 @@ class Metered:
     tool_calls: list[dict] = field(default_factory=list)
     """The reply's tool calls: {"id", "name", "arguments"} with arguments as the raw JSON text."""
     finish_reason: str = ""
+    server_ms: float | None = None
+    """The server's own processing time when it says (llama.cpp `timings`: prompt + generation), without the time
+    the request waited in its queue."""
 
 
 def _int(value: object) -> int:
@@ -42,8 +45,12 @@ def _chat_usage(m: Metered, usage: dict | None, timings: dict | None = None) -> 
     m.input_tokens, m.output_tokens = _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens"))
     details = usage.get("prompt_tokens_details") or {}
     m.cached_tokens = _int(details.get("cached_tokens"))
-    if not m.cached_tokens and isinstance(timings, dict) and isinstance(timings.get("prompt_n"), int):
-        m.cached_tokens = max(0, m.input_tokens - timings["prompt_n"])  # llama.cpp: prompt_n are the new ones
+    if isinstance(timings, dict):
+        if not m.cached_tokens and isinstance(timings.get("prompt_n"), int):
+            m.cached_tokens = max(0, m.input_tokens - timings["prompt_n"])  # llama.cpp: prompt_n are the new ones
+        spent = [timings.get(k) for k in ("prompt_ms", "predicted_ms")]
+        if all(isinstance(v, (int, float)) for v in spent):
+            m.server_ms = round(sum(spent), 1)
     m.usage_source = "server"
 
 

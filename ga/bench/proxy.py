@@ -136,7 +136,10 @@ class MeteringProxy:
                     "cached_tokens": sum(e.cached_tokens for e in spent),
                     "output_tokens": sum(e.output_tokens for e in spent),
                     "tool_calls": sum(len(e.tool_calls) for e in done),
-                    "usage_local": sum(1 for e in spent if e.usage_source == "local")}
+                    "usage_local": sum(1 for e in spent if e.usage_source == "local"),
+                    "server_s": round(sum(e.server_ms or 0 for e in spent) / 1000, 3),
+                    "wait_s": round(sum(max(0.0, e.latency_s - e.server_ms / 1000) for e in spent
+                                        if e.server_ms is not None), 3)}
 
     def target(self, path: str) -> str:
         """The upstream URL for a path the agent requested ('' when the path is not ours)."""

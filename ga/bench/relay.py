@@ -64,6 +64,8 @@ class Exchange:
     cached_tokens: int = 0
     output_tokens: int = 0
     usage_source: str = ""
+    server_ms: float | None = None
+    """The server's processing time, queueing left out (llama.cpp reports it)."""
     tool_calls: list[dict] = field(default_factory=list)
     content: str = ""
     finish_reason: str = ""
@@ -142,7 +144,7 @@ class Relay:
             if not metered.usage_source:
                 count_locally(self.api, self.body, metered)
             for name in ("input_tokens", "cached_tokens", "output_tokens", "usage_source", "tool_calls", "content",
-                         "finish_reason"):
+                         "finish_reason", "server_ms"):
                 setattr(self.ex, name, getattr(metered, name))
         if cassette is not None and cassette.mode == "record" and self.ex.status:
             cassette.save(Recording(key=key, status=self.ex.status, content_type=self.content_type,

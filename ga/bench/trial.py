@@ -231,6 +231,7 @@ def _row(job: Job, task: Task, folder: Path, ran: AgentRun, *, verdict: Verdict 
            "tool_calls": totals.get("tool_calls", 0), "wall_s": round(ran.wall_s, 3),
            "reward": verdict.reward, "family": task.family, "round": task.round, "model": job.config.model,
            "failed_requests": totals.get("failed_requests", 0), "usage_local": totals.get("usage_local", 0),
+           "server_s": totals.get("server_s", 0.0), "wait_s": totals.get("wait_s", 0.0),
            "exit_code": ran.exit_code, "timed_out": ran.timed_out, "error": ran.error or verdict.error,
            "answers_given": ran.answers_given, "self_reported": ran.self_reported,
            "verifier": {"exit_code": verdict.exit_code, "timed_out": verdict.timed_out, "output": verdict.output},

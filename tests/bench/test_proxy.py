@@ -29,6 +29,11 @@ def chat(proxy: MeteringProxy, stream: bool, content: str = "hi", **extra):
     return list(response) if stream else response
 
 
+def metered(totals: dict) -> dict:
+    """The totals a fake can be checked against (not the timings)."""
+    return {k: v for k, v in totals.items() if k not in ("server_s", "wait_s")}
+
+
 def post(url: str, body: dict, headers: dict | None = None) -> tuple[int, bytes]:
     request = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json",
                                                                        **(headers or {})})
@@ -46,7 +51,7 @@ def test_chat_usage_and_tool_calls_are_the_servers(stream):
     with ScriptedServer(steps) as server, MeteringProxy(Upstream(openai_base=server.url)) as proxy:
         reply = chat(proxy, stream)
         totals = proxy.totals()
-    assert totals == {"requests": 1, "failed_requests": 0, "input_tokens": 1234, "cached_tokens": 1000,
+    assert metered(totals) == {"requests": 1, "failed_requests": 0, "input_tokens": 1234, "cached_tokens": 1000,
                       "output_tokens": 56, "tool_calls": 1, "usage_local": 0}
     (exchange,) = proxy.exchanges
     assert exchange.tool_calls == [{"id": "call_1_0", "name": "file_read", "arguments": '{"path": "a.txt"}'}]
@@ -89,9 +94,11 @@ def test_server_refusing_stream_options_still_answers_and_is_counted_locally():
 
 def test_llama_cpp_timings_give_the_cached_tokens():
     # llama.cpp reports no cached_tokens but says how many prompt tokens it processed anew
-    metered = from_json(CHAT, {"choices": [{"message": {"content": "x"}}], "timings": {"prompt_n": 26},
-                               "usage": {"prompt_tokens": 31, "completion_tokens": 5}})
+    metered = from_json(CHAT, {"choices": [{"message": {"content": "x"}}], "usage": {"prompt_tokens": 31,
+                               "completion_tokens": 5}, "timings": {"prompt_n": 26, "prompt_ms": 646.4,
+                                                                    "predicted_ms": 465.4}})
     assert (metered.input_tokens, metered.cached_tokens, metered.output_tokens) == (31, 5, 5)
+    assert metered.server_ms == 1111.8
 
 
 def test_upstream_errors_reach_the_agent_and_are_recorded():
@@ -124,7 +131,7 @@ def test_responses_api(stream):
             assert events[-1].type == "response.completed"
         else:
             assert client.responses.create(model="m", input="hi").output[1].name == "file_read"
-    assert proxy.totals() == {"requests": 1, "failed_requests": 0, "input_tokens": 700, "cached_tokens": 512,
+    assert metered(proxy.totals()) == {"requests": 1, "failed_requests": 0, "input_tokens": 700, "cached_tokens": 512,
                               "output_tokens": 40, "tool_calls": 1, "usage_local": 0}
     assert proxy.exchanges[0].api == "responses"
 
@@ -142,7 +149,7 @@ def test_anthropic_messages_api(stream):
     assert status == 200 and (b"message_stop" in body if stream else json.loads(body)["content"][1]["name"])
     assert server.headers_seen[0]["x-api-key"] == "sk-ant-real"
     # input counts every prompt token, cached ones included (ATIF's convention)
-    assert proxy.totals() == {"requests": 1, "failed_requests": 0, "input_tokens": 3120, "cached_tokens": 3000,
+    assert metered(proxy.totals()) == {"requests": 1, "failed_requests": 0, "input_tokens": 3120, "cached_tokens": 3000,
                               "output_tokens": 77, "tool_calls": 1, "usage_local": 0}
     assert proxy.exchanges[0].tool_calls == [{"id": "call_1_0", "name": "file_read",
                                               "arguments": '{"path": "a.txt"}'}]
