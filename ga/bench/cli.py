@@ -108,8 +108,7 @@ def _bench(args: argparse.Namespace) -> int:
           file=sys.stderr)
     try:
         runner.run(tasks, agents, args.trials, config, executor=executor)
-    except KeyboardInterrupt:
-        executor.interrupt()
+    except KeyboardInterrupt:  # the runner has stopped the trials
         print("\nga bench: interrupted; the finished trials are saved: run the same command to resume.",
               file=sys.stderr)
         return EXIT_INTERRUPTED

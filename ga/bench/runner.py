@@ -11,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from ga.bench import results
 from ga.bench.executors import Executor
 from ga.bench.tasks import Task, families
-from ga.bench.trial import BenchConfig, Job, failed_row, run_job
+from ga.bench.trial import STOP, BenchConfig, Job, failed_row, run_job
 from ga.errors import ConfigError
 
 
@@ -82,6 +82,8 @@ def run(tasks: list[Task], agents: dict[str, str], trials: int, config: BenchCon
                 bar.console.print(_line(row))
                 bar.advance(progress)
 
+        stop = config.out / STOP
+        stop.unlink(missing_ok=True)
         futures = {executor.submit(run_job, job): job for job in jobs}
         suspects = []
         try:
@@ -93,6 +95,10 @@ def run(tasks: list[Task], agents: dict[str, str], trials: int, config: BenchCon
             for job in suspects:
                 new, lost = _rows_of(executor.submit(run_job, job), job, executor)
                 record([failed_row(job, p, f"worker lost: {lost}", "") for p in job.tasks] if lost else new)
+        except KeyboardInterrupt:
+            stop.touch()  # the jobs workers already hold start nothing more
+            executor.interrupt()
+            raise
         finally:  # interrupted: the rounds of a family that finished are kept too
             _harvest(config.out, rows, {results.key(r) for r in rows})
     return rows

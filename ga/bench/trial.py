@@ -32,6 +32,8 @@ from ga.bench.verify import SITE_POSTS, Verdict, verify
 from ga.runs import atomic_write
 
 SETUP_TIMEOUT = 120.0
+STOP = ".stop"
+"""A file in the output folder: the harness was interrupted, jobs already handed to a worker start no trial."""
 _KEEP_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "PLAYWRIGHT_BROWSERS_PATH", "GA_BROWSER", "SSL_CERT_FILE",
              "NODE_EXTRA_CA_CERTS")
 """What an agent inherits from the harness's environment: no credentials, no HOME, nothing of ga's settings."""
@@ -76,6 +78,8 @@ def run_job(job: Job) -> list[dict]:
     rows = []
     shared = job.config.out / "trials" / job.agent / f"family-{job.family}" / str(job.trial) if job.family else None
     for path in job.tasks:
+        if (job.config.out / STOP).exists():
+            break  # interrupted: this trial (and the rest of the family) runs on resume
         try:
             task = load_task(path)
             snapshot = _before_round(shared, task) if shared is not None else None

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
+import signal
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -44,6 +48,17 @@ def bench(*args: object) -> int:
 def rows(out: Path) -> list[dict]:
     """The finished trials, as the harness reads them (a torn line skipped, the last line of a trial kept)."""
     return results.load(out / "results.jsonl")
+
+
+def kill_tree(harness: subprocess.Popen, out: Path) -> None:
+    """After a test of a harness in its own session: nothing of it may outlive the test, whatever failed."""
+    for pid_file in out.glob("trials/*/*/*/logs/*.pid"):
+        with contextlib.suppress(ValueError, OSError):
+            os.killpg(int(pid_file.read_text()), signal.SIGKILL)  # agents run in sessions of their own
+    if harness.poll() is None:
+        with contextlib.suppress(OSError):
+            os.killpg(harness.pid, signal.SIGKILL)
+        harness.wait()
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from tests.bench.conftest import ROOT, SUITE, agent_config, bench, rows
+from tests.bench.conftest import ROOT, SUITE, agent_config, bench, kill_tree, rows
 
 
 def test_rounds_share_home_and_ga_home_and_round_one_is_cold(tmp_path):
@@ -50,12 +50,15 @@ def test_an_interrupted_round_runs_again_from_the_state_before_it(tmp_path):
     args = [sys.executable, str(ROOT / "run.py"), "bench", str(SUITE), "--agents", str(counter), "--tasks",
             "release-notes*", "--out", str(out), "--upstream", "http://127.0.0.1:9/v1", "--model", "m", "--no-report"]
     harness = subprocess.Popen(args, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while flag.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    time.sleep(0.5)
-    os.killpg(harness.pid, signal.SIGINT)  # Ctrl-C
-    assert harness.wait(timeout=30) == 130
+    try:
+        deadline = time.monotonic() + 60
+        while flag.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.5)
+        os.killpg(harness.pid, signal.SIGINT)  # Ctrl-C
+        assert harness.wait(timeout=30) == 130
+    finally:
+        kill_tree(harness, out)
     assert b"run the same command to resume" in harness.stderr.read()
     assert len(rows(out)) == 2  # rounds 1 and 2
     assert subprocess.run(args, capture_output=True, timeout=120, check=False).returncode == 0

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bench.conftest import ROOT, agent_config, bench, copy_tasks, rows
+from tests.bench.conftest import ROOT, agent_config, bench, copy_tasks, kill_tree, rows
 
 
 def _alive(pid: int, within: float = 3.0) -> bool:
@@ -99,16 +99,20 @@ def test_a_dead_worker_costs_one_failed_trial_and_the_run_goes_on(tmp_path):
 
 
 def test_interrupting_the_harness_alone_stops_its_trials_and_their_agents(tmp_path):
-    suite = copy_tasks(tmp_path / "suite", "fix-calc-bug")
+    suite = copy_tasks(tmp_path / "suite", "fix-calc-bug", "fix-json-config")  # the second waits in the queue
     hanger = agent_config(tmp_path, "hanger", ["bash", "-c", "echo $$$$ > ${log_dir}/self.pid; sleep 300"])
     args = [sys.executable, str(ROOT / "run.py"), "bench", str(suite), "--agents", str(hanger), "--out",
             str(tmp_path / "out"), "--upstream", "http://127.0.0.1:9/v1", "--model", "m", "--no-report"]
     harness = subprocess.Popen(args, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     pid_file = tmp_path / "out" / "trials" / "hanger" / "fix-calc-bug" / "1" / "logs" / "self.pid"
-    deadline = time.monotonic() + 60
-    while not (pid_file.is_file() and pid_file.read_text().strip()) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    os.kill(harness.pid, signal.SIGINT)  # `kill -INT PID`: only the harness gets it, not its workers
-    assert harness.wait(timeout=30) == 130
+    try:
+        deadline = time.monotonic() + 60
+        while not (pid_file.is_file() and pid_file.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        os.kill(harness.pid, signal.SIGINT)  # `kill -INT PID`: only the harness gets it, not its workers
+        assert harness.wait(timeout=30) == 130
+    finally:
+        kill_tree(harness, tmp_path / "out")
     assert not _alive(int(pid_file.read_text()))
     assert not (tmp_path / "out" / "results.jsonl").exists() or not rows(tmp_path / "out")
+    assert not (tmp_path / "out" / "trials" / "hanger" / "fix-json-config").exists()  # the queued job never began
