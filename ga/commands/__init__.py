@@ -1,0 +1,1 @@
+"""Subcommands (python run.py COMMAND ...): each module's main(argv) -> exit code; routed by ga/cli.py's COMMANDS."""
