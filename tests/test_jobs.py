@@ -245,3 +245,27 @@ def test_run_forces_a_task_named_like_a_command(home, workspace):
         proc = ga(["run", "runs", "--json"], server, home, workspace)
     assert json.loads(proc.stdout)["answer"] == "ran it"
     assert server.requests[0]["messages"][1]["content"] == "runs"
+
+
+def test_tail_follows_a_run_started_in_the_foreground_through_its_trajectory(home, workspace):
+    steps = [{"content": "Writing it.", "tool_calls": [tool_call("file_write", path="x.txt", content="x")]},
+             {"delay": 1.5, "content": "all written"}]
+    with ScriptedServer(steps) as server:
+        proc = subprocess.Popen([sys.executable, RUN_PY, "write x"], cwd=workspace, env=ga_env(server, home),
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        wait_for(lambda: len(server.requests) == 2)
+        (run_id,) = [p.name for p in (home / "runs").iterdir()]
+        tailed = ga(["tail", run_id], None, home, workspace)
+        proc.communicate(timeout=30)
+    assert tailed.returncode == 0
+    lines = tailed.stdout.splitlines()
+    assert lines[:2] == ["· running", "Writing it."] and lines[2].startswith("✓ file_write: Created x.txt")
+    assert lines[3:] == ["all written", "· done all written"]
+
+
+def test_answer_refuses_a_run_that_is_not_waiting(home, workspace):
+    with ScriptedServer([{"content": "hi"}]) as server:
+        run_id = json.loads(ga(["hi", "--json"], server, home, workspace).stdout)["run_id"]
+    proc = ga(["answer", run_id, "yes"], None, home, workspace)
+    assert proc.returncode == 1 and "is done, not waiting for an answer" in proc.stderr and "--resume" in proc.stderr
+    assert not (home / "runs" / run_id / "inbox").exists()
