@@ -76,7 +76,7 @@ class Agent:
             self.finish_pending()
             while True:
                 self.check_limits()
-                self.inbox.deliver(self)  # turn boundary: the human's messages, a stop request
+                self.inbox.deliver(self.record)  # turn boundary: the human's messages, a stop request
                 self.step()
         except AgentStop as stop:
             outcome = self._outcome(stop)

@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "answer": "ga.commands.answer",
     "stop": "ga.commands.stop",
     "schedule": "ga.commands.schedule",
+    "models": "ga.local.cli",
 }
 """Subcommand name → the module whose main(argv) -> exit code runs it (imported only when used)."""
 
@@ -35,7 +36,10 @@ def build_parser() -> argparse.ArgumentParser:
                                 epilog="Exit codes: 0 done, 1 failed, 2 usage/configuration, 3 paused for a "
                                        "human, 4 a limit was reached.")
     p.add_argument("task", nargs="?", help="what to do")
-    p.add_argument("--model", help="model name (default: $GA_MODEL)")
+    models = p.add_mutually_exclusive_group()
+    models.add_argument("--model", help="model name (default: $GA_MODEL)")
+    models.add_argument("--local", action="store_true",
+                   help="use the embedded local model (= --model local; provisioned into ~/.cache/ga on first use)")
     p.add_argument("--workdir", type=Path, help="workspace folder (default: the current folder)")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print one JSON object on stdout instead of the answer")
@@ -76,7 +80,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
             raise ConfigError(f"--{flag.replace('_', '-')} must be 0 (no limit) or more")
     interactive = sys.stdin.isatty() and not (args.autonomous or args.jsonl or args.detached_child)
     return load_settings(
-        model=args.model, workdir=args.workdir, json=args.json, autonomous=not interactive,
+        model="local" if args.local else args.model, workdir=args.workdir, json=args.json, autonomous=not interactive,
         max_turns=args.max_turns, max_tokens=args.max_tokens, max_time=args.max_time,
         mode="plan" if args.plan else "confirm" if args.confirm else args.mode or "default",
         allow_paths=[p.expanduser().resolve() for p in args.allow_path], sandbox=args.sandbox or None,
@@ -109,7 +113,8 @@ def run_command(argv: list[str]) -> int:
             _continue(args, settings)
         from ga.session import run_task  # the heavy imports wait until the flags are known good
 
-        given = frozenset(k for k, flag in (("workdir", args.workdir), ("model", args.model), ("sandbox", args.sandbox),
+        given = frozenset(k for k, flag in (("workdir", args.workdir), ("model", args.model or args.local),
+                                            ("sandbox", args.sandbox),
                                             ("mode", args.plan or args.confirm or args.mode),
                                             ("allow_paths", args.allow_path)) if flag)
         outcome = run_task(settings, task=args.task, resume=args.resume, answer=args.answer, quiet=args.quiet,
@@ -159,10 +164,11 @@ def detach_run(argv: list[str], args: argparse.Namespace) -> int:
     """--detach: the same command in the background; prints the run id (or --json's object) and returns."""
     from ga.detach import DetachFailed, spawn
 
-    try:
-        run_id, _ = spawn([a for a in argv if a != "--detach"])
+    try:  # what the child says before its run exists (an error, --local's provisioning) shows as it comes
+        run_id, _ = spawn([a for a in argv if a != "--detach"], echo=sys.stderr, timeout=None)
     except DetachFailed as e:
-        print(str(e), file=sys.stderr)
+        if not e.shown:
+            print(f"ga: {e}", file=sys.stderr)
         return e.exit_code
     print(json.dumps(_empty_result(run_id, "running", "")) if args.json else run_id, flush=True)
     if not args.json:

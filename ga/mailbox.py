@@ -17,16 +17,13 @@ import json
 import os
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ga import liveness
 from ga.errors import ConfigError, Interrupted
 from ga.runs import Run, atomic_write
-
-if TYPE_CHECKING:
-    from ga.agent import Agent, Outcome
 
 KINDS = ("answer", "message", "stop")
 MAX_CHARS = 20_000
@@ -68,15 +65,15 @@ def post(folder: Path, kind: str, text: str = "") -> Path:
     return path
 
 
-def write_outbox(run: Run, outcome: Outcome) -> None:
-    """After a run ends or pauses: the result, and the question while one waits for an answer."""
+def write_outbox(run: Run, result: dict, question: dict | None) -> None:
+    """After a run ends or pauses: the result (the --json object), and the question while one waits for an answer."""
     outbox = run.folder / "outbox"
     outbox.mkdir(mode=0o700, exist_ok=True)
-    if outcome.question:
-        question = {"run_id": run.id, **outcome.question, "asked": time.time(),
-                    "answer_with": f'python run.py answer {run.id} "..."'}
-        atomic_write(outbox / "question.json", json.dumps(question, ensure_ascii=False, indent=1))
-    atomic_write(outbox / "result.json", json.dumps(outcome.as_json(), ensure_ascii=False, indent=1))
+    if question:
+        waiting = {"run_id": run.id, **question, "asked": time.time(),
+                   "answer_with": f'python run.py answer {run.id} "..."'}
+        atomic_write(outbox / "question.json", json.dumps(waiting, ensure_ascii=False, indent=1))
+    atomic_write(outbox / "result.json", json.dumps(result, ensure_ascii=False, indent=1))
 
 
 def clear_outbox(run: Run) -> None:
@@ -127,8 +124,9 @@ class Inbox:
         self.claimed.append(mail)
         return mail.text(), mail.id
 
-    def deliver(self, agent: Agent) -> None:
-        """At a turn boundary: the human's messages become user messages; a stop request ends the run."""
+    def deliver(self, record: Callable[..., None]) -> None:
+        """At a turn boundary: the human's messages become user messages (record(message, mail=id) keeps each in
+        the trajectory); a stop request ends the run."""
         for mail in self.claimed:  # their effect was recorded when the pending calls were finished
             self.consumed.add(mail.id)
             self._archive(mail)
@@ -137,7 +135,7 @@ class Inbox:
             if mail.kind == "stop":
                 self._stop(mail)
             else:
-                agent.record({"role": "user", "content": MESSAGE.format(text=mail.text())}, mail=mail.id)
+                record({"role": "user", "content": MESSAGE.format(text=mail.text())}, mail=mail.id)
                 self.consumed.add(mail.id)
                 self._archive(mail)
 

@@ -17,6 +17,7 @@ from ga import detach, notify
 from ga.config import Settings
 from ga.errors import ConfigError
 from ga.liveness import Heartbeat
+from ga.local.endpoint import ensure_provisioned, serving
 from ga.mailbox import Inbox, clear_outbox, write_outbox
 from ga.runs import Run
 
@@ -50,8 +51,9 @@ def open_run(settings: Settings, task: str | None, resume: str | None, given: se
 def run_task(settings: Settings, *, task: str | None, resume: str | None = None, answer: str | None = None,
              quiet: bool = False, given: frozenset[str] = frozenset(), jsonl: bool = False,
              detached: bool = False) -> Outcome:
-    if not resume:
-        settings.check_endpoint()  # before a run folder is made for nothing
+    if not resume:  # before a run folder is made for nothing
+        settings.check_endpoint()
+        ensure_provisioned(settings)
     run, settings = open_run(settings, task, resume, set(given))
     settings.check_endpoint()
     run.lock()
@@ -65,8 +67,9 @@ def run_task(settings: Settings, *, task: str | None, resume: str | None = None,
         ran = outcome is None
         if outcome is None:
             clear_outbox(run)
-            outcome = _drive(run, settings, Heartbeat(ui, run.folder), answer=answer)
-            write_outbox(run, outcome)
+            with serving(settings, run.folder / "local-server.log", ui.notice) as settings:
+                outcome = _drive(run, settings, Heartbeat(ui, run.folder), answer=answer)
+            write_outbox(run, outcome.as_json(), outcome.question)
     finally:
         run.unlock()
     _report(ui, run, outcome, settings)
