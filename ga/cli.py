@@ -92,7 +92,11 @@ def settings_from(args: argparse.Namespace) -> Settings:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] in COMMANDS:
-        return importlib.import_module(COMMANDS[argv[0]]).main(argv[1:])
+        try:
+            return importlib.import_module(COMMANDS[argv[0]]).main(argv[1:])
+        except ConfigError as e:  # a command's bad input (no such run, a bad job file): one message, exit 2
+            print(f"ga: {e}", file=sys.stderr)
+            return EXIT_USAGE
     if argv and argv[0] == "run":
         argv = argv[1:]
     return run_command(argv)

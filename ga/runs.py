@@ -37,6 +37,23 @@ def atomic_write(path: Path, text: str) -> None:
         raise
 
 
+def hold_lock(path: Path) -> int:
+    """An exclusive lock on `path` for this process (its pid written inside); the fd keeps it until closed.
+
+    Raises BlockingIOError carrying the holder's pid when another process has it.
+    """
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
+        os.close(fd)
+        raise BlockingIOError(holder) from None
+    os.ftruncate(fd, 0)
+    os.write(fd, str(os.getpid()).encode())
+    return fd
+
+
 def new_run_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
 
@@ -96,16 +113,10 @@ class Run:
 
     def lock(self) -> None:
         """Own the run for this process: a second ga on the same run is refused, not interleaved."""
-        fd = os.open(self.folder / "lock", os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
-            os.close(fd)
-            raise ConfigError(f"Run {self.id} is in use by another ga process (pid {holder}).") from None
-        os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())
-        self._lock = fd
+            self._lock = hold_lock(self.folder / "lock")
+        except BlockingIOError as e:
+            raise ConfigError(f"Run {self.id} is in use by another ga process (pid {e.args[0]}).") from None
         self.state.update(liveness.owner())  # readers tell a live run from a crashed one by this process
         self.save_state()
 

@@ -7,7 +7,6 @@ Runs start in their own session (ga/detach.py), so stopping the daemon never sto
 
 from __future__ import annotations
 
-import fcntl
 import math
 import os
 import subprocess
@@ -19,7 +18,7 @@ from ga import notify
 from ga.detach import DetachFailed, spawn
 from ga.errors import ConfigError
 from ga.liveness import effective_status
-from ga.runs import read_state
+from ga.runs import hold_lock, read_state
 from ga.schedule import History, Job, load_jobs
 
 
@@ -122,13 +121,7 @@ class Scheduler:
 
     def _lock(self) -> int:
         self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(self.folder / ".scheduler.lock", os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
-            os.close(fd)
-            raise ConfigError(f"Another scheduler already serves {self.folder} (pid {holder}).") from None
-        os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())
-        return fd
+            return hold_lock(self.folder / ".scheduler.lock")
+        except BlockingIOError as e:
+            raise ConfigError(f"Another scheduler already serves {self.folder} (pid {e.args[0]}).") from None

@@ -10,12 +10,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ga.config import load_settings
+from ga.commands import run_folder
 from ga.detach import DetachFailed, spawn
-from ga.errors import ConfigError
 from ga.liveness import effective_status
 from ga.mailbox import post
-from ga.runs import read_state, resolve_id
+from ga.runs import read_state
 
 
 def main(argv: list[str]) -> int:
@@ -24,13 +23,8 @@ def main(argv: list[str]) -> int:
     p.add_argument("run_id", help="a run id or a unique prefix of one")
     p.add_argument("text", help='the answer (a number picks that candidate; "-" reads it from stdin)')
     args = p.parse_args(argv)
-    try:
-        runs_dir = load_settings().runs_dir
-        run_id = resolve_id(runs_dir, args.run_id)
-    except ConfigError as e:
-        print(f"ga: {e}", file=sys.stderr)
-        return 2
-    folder = runs_dir / run_id
+    folder = run_folder(args.run_id)
+    run_id = folder.name
     text = sys.stdin.read() if args.text == "-" else args.text
     if not text.strip():
         print("ga: the answer is empty", file=sys.stderr)

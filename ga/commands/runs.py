@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 from ga.config import load_settings
-from ga.errors import ConfigError
 from ga.liveness import effective_status, stalled_for
 from ga.runs import Run, read_state, run_ids
 
@@ -96,11 +95,7 @@ def table(rows: list[dict], now: float) -> str:
 
 def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
-    try:
-        runs_dir = load_settings().runs_dir
-    except ConfigError as e:
-        print(f"ga: {e}", file=sys.stderr)
-        return 2
+    runs_dir = load_settings().runs_dir
     limit = args.limit if args.limit is not None else (0 if args.json else SHOWN)
     rows, total = collect(runs_dir, args.status, max(0, limit), args.stalled_after * 60)
     if args.json:

@@ -44,12 +44,8 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
-    try:
-        home = load_settings().home
-        return ACTIONS[args.action](home / "schedule", home, args)
-    except ConfigError as e:
-        print(f"ga: {e}", file=sys.stderr)
-        return 2
+    home = load_settings().home
+    return ACTIONS[args.action](home / "schedule", home, args)
 
 
 def _add(folder: Path, home: Path, args: argparse.Namespace) -> int:
@@ -98,20 +94,22 @@ def _list(folder: Path, home: Path, args: argparse.Namespace) -> int:
     return 0
 
 
-def _rm(folder: Path, home: Path, args: argparse.Namespace) -> int:
-    path = folder / f"{args.name}.toml"
+def _existing(folder: Path, name: str) -> Path:
+    path = folder / f"{name}.toml"
     if not path.exists():
-        raise ConfigError(f"No job {args.name!r} in {folder}.")
+        raise ConfigError(f"No job {name!r} in {folder} (list them with: python run.py schedule list).")
+    return path
+
+
+def _rm(folder: Path, home: Path, args: argparse.Namespace) -> int:
+    path = _existing(folder, args.name)
     path.unlink()
     print(f"Removed {path} (its history stays in {folder / 'history'}).")
     return 0
 
 
 def _toggle(folder: Path, home: Path, args: argparse.Namespace) -> int:
-    path = folder / f"{args.name}.toml"
-    if not path.exists():
-        raise ConfigError(f"No job {args.name!r} in {folder}.")
-    job = load_job(path)
+    job = load_job(_existing(folder, args.name))
     job.enabled = args.action == "enable"
     save_job(folder, job)
     print(f"{args.name}: {'enabled' if job.enabled else 'disabled'}.")

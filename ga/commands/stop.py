@@ -12,11 +12,10 @@ import signal
 import sys
 import time
 
-from ga.config import load_settings
-from ga.errors import ConfigError
+from ga.commands import run_folder
 from ga.liveness import effective_status, process_alive
 from ga.mailbox import post
-from ga.runs import read_state, resolve_id
+from ga.runs import read_state
 
 
 def main(argv: list[str]) -> int:
@@ -25,13 +24,8 @@ def main(argv: list[str]) -> int:
     p.add_argument("--now", action="store_true", help="do not wait for the current tool or model reply (SIGTERM)")
     p.add_argument("--wait", action="store_true", help="return only once the run has ended")
     args = p.parse_args(argv)
-    try:
-        runs_dir = load_settings().runs_dir
-        run_id = resolve_id(runs_dir, args.run_id)
-    except ConfigError as e:
-        print(f"ga: {e}", file=sys.stderr)
-        return 2
-    folder = runs_dir / run_id
+    folder = run_folder(args.run_id)
+    run_id = folder.name
     state = read_state(folder) or {}
     status = effective_status(folder, state)
     if status != "running":

@@ -12,11 +12,10 @@ import sys
 import time
 from pathlib import Path
 
-from ga.config import load_settings
+from ga.commands import run_folder
 from ga.detach import OUTPUT
-from ga.errors import ConfigError
 from ga.liveness import EXIT_CODES, effective_status, process_alive
-from ga.runs import read_state, resolve_id
+from ga.runs import read_state
 
 POLL = 0.1
 
@@ -66,12 +65,7 @@ def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="run.py tail", description="Follow a run until it ends; exit with its code.")
     p.add_argument("run_id", help="a run id or a unique prefix of one")
     args = p.parse_args(argv)
-    try:
-        runs_dir = load_settings().runs_dir
-        folder = runs_dir / resolve_id(runs_dir, args.run_id)
-    except ConfigError as e:
-        print(f"ga: {e}", file=sys.stderr)
-        return 2
+    folder = run_folder(args.run_id)
     detached = (folder / OUTPUT).exists()
     source = Follower(folder / (OUTPUT if detached else "trajectory.jsonl"))
     out = sys.stdout.buffer
