@@ -122,6 +122,14 @@ def _human_seconds(seconds: float) -> str:
     return f"{seconds:g}s"
 
 
+def written(folder: Path, job: Job) -> float:
+    """When the job's file was written: a job never fired counts its first slot from there."""
+    try:
+        return (folder / f"{job.name}.toml").stat().st_mtime
+    except OSError:
+        return time.time()
+
+
 def load_job(path: Path) -> Job:
     """One job file, checked: a clear error names the file and the field."""
     try:

@@ -19,7 +19,7 @@ from ga.detach import DetachFailed, spawn
 from ga.errors import ConfigError
 from ga.liveness import effective_status
 from ga.runs import hold_lock, read_state
-from ga.schedule import History, Job, load_jobs
+from ga.schedule import History, Job, load_jobs, written
 
 
 class Scheduler:
@@ -60,7 +60,7 @@ class Scheduler:
                 continue
             base = self.history.last_slot(job.name)
             if base is None:  # a job never seen before counts from when its file was written
-                base = self.history.append(job.name, {"event": "seen", "slot": self._written(job)})["slot"]
+                base = self.history.append(job.name, {"event": "seen", "slot": written(self.folder, job)})["slot"]
             if job.next_after(base) <= now:
                 self.fire(job, base, now)
                 base = self.history.last_slot(job.name) or now
@@ -112,12 +112,6 @@ class Scheduler:
     def _status(self, run_id: str) -> str:
         state = read_state(self.runs_dir / run_id)
         return effective_status(self.runs_dir / run_id, state) if state else "crashed"
-
-    def _written(self, job: Job) -> float:
-        try:
-            return (self.folder / f"{job.name}.toml").stat().st_mtime
-        except OSError:
-            return time.time()
 
     def _lock(self) -> int:
         self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)

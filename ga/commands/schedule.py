@@ -13,7 +13,7 @@ from ga.config import load_settings
 from ga.errors import ConfigError
 from ga.liveness import effective_status
 from ga.runs import read_state
-from ga.schedule import History, Job, load_job, load_jobs, parse_every, save_job
+from ga.schedule import History, Job, load_job, load_jobs, parse_every, save_job, written
 
 
 def parser() -> argparse.ArgumentParser:
@@ -70,7 +70,7 @@ def _list(folder: Path, home: Path, args: argparse.Namespace) -> int:
     jobs, errors = load_jobs(folder)
     history, rows = History(folder), []
     for job in jobs:
-        base = history.last_slot(job.name) or time.time()
+        base = history.last_slot(job.name) or written(folder, job)  # as the scheduler counts
         fired, _ = history.last_run(job.name)
         last = None
         if fired:
