@@ -11,7 +11,8 @@ from ga.context import Context
 from ga.dispatch import Dispatcher, ToolContext, ToolResult, error
 from ga.errors import AgentStop, Interrupted, LimitReached
 from ga.escalation import Escalation
-from ga.human import answer_result, candidates_of
+from ga.human import WaitingForAnswer, answer_result, candidates_of
+from ga.mailbox import Inbox
 from ga.permissions import SideEffect
 from ga.prompts import render
 from ga.protocols import UI, Model, Reply, ToolCall, Usage
@@ -32,6 +33,8 @@ class Outcome:
     answer: str = ""
     usage: Usage = field(default_factory=Usage)
     tool_calls: int = 0
+    question: dict | None = None
+    """A paused run's question: {"question", "candidates"} (the outbox and the notification carry it)."""
 
     def as_json(self) -> dict:
         return {"run_id": self.run_id, "status": self.status, "answer": self.answer,
@@ -47,13 +50,14 @@ class Agent:
     def __init__(self, *, settings: Settings, model: Model, dispatcher: Dispatcher, run: Run, ui: UI,
                  interactive: bool, answer: str | None = None):
         self.settings, self.model, self.dispatcher, self.run, self.ui = settings, model, dispatcher, run, ui
-        self.answer = answer
         self.ctx = ToolContext(settings=settings, run_dir=run.folder, ui=ui, interactive=interactive,
                                state=run.state.setdefault("tool_state", {}))
         history = run.history()
         self.results, self.started = history.results, history.started
         self.usage, self.tool_calls = history.usage, history.tool_calls
         self.turns = sum(1 for m in history.messages if m["role"] == "assistant")
+        self.inbox = Inbox(run, history.mail)
+        self.answer, self.answer_mail = self.inbox.answer_for(answer)  # given, else one waiting in the mailbox
         self.context = Context(system_prompt(settings), settings.context_tokens)
         self.context.extend(history.messages)
         self.guard = Guard(run.state.setdefault("guard", {}), settings.strikes)
@@ -72,6 +76,7 @@ class Agent:
             self.finish_pending()
             while True:
                 self.check_limits()
+                self.inbox.deliver(self.record)  # turn boundary: the human's messages, a stop request
                 self.step()
         except AgentStop as stop:
             outcome = self._outcome(stop)
@@ -90,6 +95,7 @@ class Agent:
         reply = self.model.complete(messages, self.schemas, on_text=getattr(self.ui, "text", None))
         self.turns += 1
         self.usage.add(reply.usage)
+        self.run.state.update(turns=self.turns, usage=asdict(self.usage))  # for `runs`, saved with the next step
         if hasattr(self.ui, "usage"):
             self.ui.usage(self.usage)
         return reply
@@ -120,7 +126,7 @@ class Agent:
         for raw in pending:
             call = ToolCall(id=raw["id"], name=raw["function"]["name"], arguments=raw["function"]["arguments"])
             if call.name == "ask_user" and self.answer is not None:
-                self.on_result(call, answer_result(self.answer, candidates_of(call.arguments)))
+                self.on_result(call, answer_result(self.answer, candidates_of(call.arguments), mail=self.answer_mail))
                 self.answer = None
             elif call.id in self.started and not self._rerunnable(call.name):
                 self.on_result(call, error(
@@ -130,7 +136,7 @@ class Agent:
                 self.dispatcher.dispatch([call], self.ctx, on_start=self.on_start, on_result=self.on_result)
         if self.answer is not None:
             added = {"role": "user", "content": f"The user adds: {self.answer}"}
-            self.record(self.escalation.answered(self.answer) or added)
+            self.record(self.escalation.answered(self.answer) or added, mail=self.answer_mail)
             self.answer = None
         self.settle()
 
@@ -153,14 +159,21 @@ class Agent:
         if s.max_time and time.monotonic() - self.clock >= s.max_time:
             raise LimitReached(f"Reached the time limit ({s.max_time:g} s). Continue with {resume}.")
 
-    def record(self, message: dict, usage: Usage | None = None) -> None:
+    def record(self, message: dict, usage: Usage | None = None, mail: str | None = None) -> None:
         event = {"type": "message", "message": message}
         if usage is not None:
             event["usage"] = asdict(usage)
+        if mail:  # the mailbox message this records: consumed by this very line
+            event["mail"] = mail
         self.run.append(event)
         self.context.add(message)
 
     def on_start(self, call: ToolCall, args: dict) -> None:
+        # a stop request ends the run after the current tool; only read-only calls run in parallel groups, so a
+        # group cut here leaves nothing that cannot simply run on resume
+        self.inbox.stop_if_asked()
+        if hasattr(self.ui, "tool_start"):
+            self.ui.tool_start(call, args)
         self.started.add(call.id)
         self.run.append({"type": "call_start", "id": call.id, "name": call.name})
 
@@ -180,10 +193,13 @@ class Agent:
             raise KeyboardInterrupt  # Ctrl-C during a program: it was killed and recorded; now the run stops
 
     def _outcome(self, stop: AgentStop) -> Outcome:
+        asked = isinstance(stop, WaitingForAnswer)
+        question = {"question": stop.question, "candidates": stop.candidates} if asked else None
         return Outcome(run_id=self.run.id, status=stop.status, exit_code=stop.exit_code, answer=str(stop),
-                       usage=self.usage, tool_calls=self.tool_calls)
+                       usage=self.usage, tool_calls=self.tool_calls, question=question)
 
     def _set_status(self, status: str, message: str) -> None:
-        self.run.state.update(status=status, answer=message if status == "done" else "", message=message)
+        self.run.state.update(status=status, answer=message if status == "done" else "", message=message,
+                              turns=self.turns, usage=asdict(self.usage), tool_calls=self.tool_calls)
         self.run.save_state()
         self.run.append({"type": "status", "status": status, "message": message})

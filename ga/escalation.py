@@ -207,7 +207,11 @@ class Escalation:
         self.state["stage"] = stage
         label = f"escalation stage {stage}" if stage else "escalation reset"
         event = {"type": "stage", "stage": stage, "reason": why, **({"question": question} if question else {})}
-        self._event(event, f"{label}: {why}")
+        if hasattr(self.ui, "stage"):  # sinks that report stages as such (--jsonl) get them instead of a notice
+            self.run.append(event)
+            self.ui.stage(stage, why)
+        else:
+            self._event(event, f"{label}: {why}")
 
     def _event(self, event: dict, line: str) -> None:
         self.run.append(event)
