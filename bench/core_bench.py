@@ -68,7 +68,7 @@ class EndlessModel:
         self.turns, self.n = turns, 0
         self.spent = 0.0
 
-    def complete(self, messages, tools, on_text=None) -> Reply:
+    def complete(self, messages, tools, on_text=None, deadline=None) -> Reply:
         t = time.perf_counter()
         self.n += 1
         if self.n >= self.turns:

@@ -12,6 +12,7 @@ from ga.dispatch import Dispatcher, ToolContext, ToolResult, error
 from ga.errors import AgentStop, Interrupted, LimitReached
 from ga.escalation import Escalation
 from ga.human import answer_result, candidates_of
+from ga.llm import ServerUnreachable
 from ga.permissions import SideEffect
 from ga.prompts import render
 from ga.protocols import UI, Model, Reply, ToolCall, Usage
@@ -62,7 +63,8 @@ class Agent:
         self.clock = time.monotonic()
         if settings.max_time:
             self.ctx.deadline = self.clock + settings.max_time
-        if not history.messages:
+        self.fresh = not history.messages
+        if self.fresh:
             self.record({"role": "user", "content": run.state["task"]})
 
     def start(self) -> Outcome:
@@ -73,6 +75,10 @@ class Agent:
             while True:
                 self.check_limits()
                 self.step()
+        except ServerUnreachable as stop:
+            if self.fresh and not self.turns:
+                raise  # nothing happened: the caller keeps no run
+            outcome = self._outcome(stop)
         except AgentStop as stop:
             outcome = self._outcome(stop)
         except KeyboardInterrupt:
@@ -87,7 +93,8 @@ class Agent:
 
     def query(self) -> Reply:
         messages = self.context.request(self.ctx.state.get("checkpoint", ""))
-        reply = self.model.complete(messages, self.schemas, on_text=getattr(self.ui, "text", None))
+        reply = self.model.complete(messages, self.schemas, on_text=getattr(self.ui, "text", None),
+                                    deadline=self.ctx.deadline)
         self.turns += 1
         self.usage.add(reply.usage)
         if hasattr(self.ui, "usage"):

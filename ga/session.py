@@ -11,7 +11,7 @@ from ga.agent import Agent, Outcome
 from ga.config import Settings
 from ga.dispatch import Dispatcher
 from ga.errors import ConfigError
-from ga.llm import OpenAIModel
+from ga.llm import OpenAIModel, ServerUnreachable
 from ga.runs import Run
 from ga.ui import Terminal
 from tools import load_tools
@@ -48,6 +48,11 @@ def run_task(settings: Settings, *, task: str | None, resume: str | None = None,
     run.lock()
     try:
         outcome = _drive(run, settings, terminal, resume=resume, answer=answer)
+    except ServerUnreachable:
+        run.unlock()
+        if not resume:
+            run.discard()  # the run never started: leave no folder behind to list or resume
+        raise
     finally:
         run.unlock()
     if outcome.status == "done":
