@@ -17,7 +17,7 @@ from ga.permissions import SideEffect
 from ga.prompts import render
 from ga.protocols import UI, Model, Reply, ToolCall, Usage
 from ga.runs import Run, tool_message
-from ga.turns import Guard, assistant_message, unique_ids
+from ga.turns import CUT_FINISHES, Guard, assistant_message, tidy, unique_ids
 
 
 class Done(AgentStop):
@@ -40,8 +40,14 @@ class Outcome:
 
 
 def system_prompt(settings: Settings) -> str:
-    return render("system.md", workdir=settings.workdir, platform=f"{platform.system()} {platform.machine()}",
-                  date=time.strftime("%Y-%m-%d"))
+    """The same for every run and workspace, so a prompt-caching server reuses it with the tool schemas;
+    what varies per run goes into the first user message (first_message)."""
+    return render("system.md")
+
+
+def first_message(settings: Settings, task: str) -> str:
+    return render("task.md", workdir=settings.workdir, platform=f"{platform.system()} {platform.machine()}",
+                  date=time.strftime("%Y-%m-%d"), task=task)
 
 
 class Agent:
@@ -65,7 +71,7 @@ class Agent:
             self.ctx.deadline = self.clock + settings.max_time
         self.fresh = not history.messages
         if self.fresh:
-            self.record({"role": "user", "content": run.state["task"]})
+            self.record({"role": "user", "content": first_message(settings, run.state["task"])})
 
     def start(self) -> Outcome:
         """Run until the model answers, a limit is hit, or the run pauses for a human."""
@@ -102,9 +108,12 @@ class Agent:
         return reply
 
     def execute(self, reply: Reply) -> None:
+        tidied = tidy(reply, self.dispatcher.specs)
+        for event in tidied.events:
+            self.run.append(event)
         unique_ids(reply.tool_calls, self.results, self.turns)
         nudge = self.guard.check(reply)
-        if reply.finish_reason == "length" and reply.tool_calls:
+        if reply.finish_reason in CUT_FINISHES and reply.tool_calls:
             self.record(assistant_message(reply, drop_arguments=True), reply.usage)
             for call in reply.tool_calls:
                 self.on_result(call, error(nudge, stage="arguments"))
@@ -117,6 +126,8 @@ class Agent:
         if not reply.tool_calls:
             raise Done(reply.content)
         results = self.dispatcher.dispatch(reply.tool_calls, self.ctx, on_start=self.on_start, on_result=self.on_result)
+        if tidied.not_run:
+            self.record({"role": "user", "content": tidied.not_run})
         self.guard.after_calls(results)
         self.settle()
 
