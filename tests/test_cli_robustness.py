@@ -117,3 +117,13 @@ def test_a_server_that_is_not_there_fails_fast_and_leaves_no_run(home, workspace
     out = json.loads(proc.stdout)
     assert (out["run_id"], out["status"]) == (None, "error") and url in out["answer"]
     assert not (home / "runs").exists() or not list((home / "runs").iterdir())
+
+
+def test_a_100_mb_reply_is_neither_read_whole_nor_kept(home, workspace):
+    with ScriptedServer([{"fault": "huge"}, {"content": "small again"}]) as server:
+        proc = ga(["hello", "--json", "--no-stream"], server, home, workspace)
+        server.assert_complete()
+    assert proc.returncode == 0, proc.stderr
+    assert "reply larger than 16 MB; dropped" in proc.stderr
+    assert json.loads(proc.stdout)["answer"] == "small again"
+    assert (only_run(home) / "trajectory.jsonl").stat().st_size < 20_000
