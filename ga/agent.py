@@ -111,6 +111,8 @@ class Agent:
         tidied = tidy(reply, self.dispatcher.specs)
         for event in tidied.events:
             self.run.append(event)
+        for line in tidied.notices:
+            self.ui.notice(line)
         unique_ids(reply.tool_calls, self.results, self.turns)
         nudge = self.guard.check(reply)
         if reply.finish_reason in CUT_FINISHES and reply.tool_calls:

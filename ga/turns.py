@@ -116,6 +116,8 @@ class Tidied:
     """Trajectory events saying what was done (calls taken from text, calls not run)."""
     not_run: str = ""
     """The note for the model when calls past MAX_CALLS_PER_REPLY were dropped."""
+    notices: list[str] = field(default_factory=list)
+    """Lines for the terminal."""
 
 
 def tidy(reply: Reply, known: set[str] | dict) -> Tidied:
@@ -125,6 +127,7 @@ def tidy(reply: Reply, known: set[str] | dict) -> Tidied:
     if not reply.tool_calls and reply.finish_reason not in CUT_FINISHES and (calls := text_calls(reply.content,
                                                                                                     known)):
         done.events.append({"type": "notice", "kind": "text_calls", "calls": len(calls), "text": reply.content})
+        done.notices.append(f"the reply wrote {len(calls)} tool call(s) as text; running them")
         reply.tool_calls, reply.content, reply.finish_reason = calls, "", "tool_calls"
     elif reply.tool_calls and reply.content and is_debris(reply.content):
         done.events.append({"type": "notice", "kind": "debris", "text": reply.content})
@@ -135,6 +138,7 @@ def tidy(reply: Reply, known: set[str] | dict) -> Tidied:
         done.not_run = TOO_MANY.format(limit=MAX_CALLS_PER_REPLY, asked=asked, rest=asked - MAX_CALLS_PER_REPLY)
         done.events.append({"type": "notice", "kind": "too_many_calls", "asked": asked,
                             "run": MAX_CALLS_PER_REPLY})
+        done.notices.append(f"the reply asked for {asked} tool calls; running the first {MAX_CALLS_PER_REPLY}")
     return done
 
 
