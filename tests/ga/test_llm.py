@@ -320,6 +320,16 @@ def test_the_run_deadline_ends_a_hanging_request_as_a_limit(serve, fault):
     assert 1.4 < time.monotonic() - started < 5 and notices == []
 
 
+@pytest.mark.parametrize("stream", [True, False])
+def test_headers_sent_late_do_not_restart_the_clock(serve, stream):
+    # the headers come after 1.2 s, then nothing: the body's read must not get a fresh timeout of its own
+    _, model, _ = serve([{"fault": "keepalive", "interval": 60, "delay": 1.2}], stream=stream)
+    started = time.monotonic()
+    with pytest.raises(LimitReached):
+        model.complete(MESSAGES, [], deadline=started + 2)
+    assert time.monotonic() - started < 2.8
+
+
 def test_a_retry_that_would_pass_the_deadline_is_not_waited_for(serve):
     _, model, notices = serve([{"fault": "429", "retry_after": 30}])
     started = time.monotonic()
