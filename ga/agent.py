@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 from ga.config import Settings
 from ga.context import Context
 from ga.dispatch import Dispatcher, ToolContext, ToolResult, error
-from ga.errors import AgentStop, Interrupted, LimitReached
+from ga.errors import AgentStop, Interrupted, LimitReached, ServerUnreachable
 from ga.escalation import Escalation
 from ga.human import WaitingForAnswer, answer_result, candidates_of
 from ga.mailbox import Inbox
@@ -17,7 +17,7 @@ from ga.permissions import SideEffect
 from ga.prompts import render
 from ga.protocols import UI, Model, Reply, ToolCall, Usage
 from ga.runs import Run, tool_message
-from ga.turns import Guard, assistant_message, unique_ids
+from ga.turns import CUT_FINISHES, Guard, assistant_message, tidy, unique_ids
 
 
 class Done(AgentStop):
@@ -42,8 +42,14 @@ class Outcome:
 
 
 def system_prompt(settings: Settings) -> str:
-    return render("system.md", workdir=settings.workdir, platform=f"{platform.system()} {platform.machine()}",
-                  date=time.strftime("%Y-%m-%d"))
+    """The same for every run and workspace, so a prompt-caching server reuses it with the tool schemas;
+    what varies per run goes into the first user message (first_message)."""
+    return render("system.md")
+
+
+def first_message(settings: Settings, task: str) -> str:
+    return render("task.md", workdir=settings.workdir, platform=f"{platform.system()} {platform.machine()}",
+                  date=time.strftime("%Y-%m-%d"), task=task)
 
 
 class Agent:
@@ -66,8 +72,9 @@ class Agent:
         self.clock = time.monotonic()
         if settings.max_time:
             self.ctx.deadline = self.clock + settings.max_time
-        if not history.messages:
-            self.record({"role": "user", "content": run.state["task"]})
+        self.fresh = not history.messages
+        if self.fresh:
+            self.record({"role": "user", "content": first_message(settings, run.state["task"])})
 
     def start(self) -> Outcome:
         """Run until the model answers, a limit is hit, or the run pauses for a human."""
@@ -78,6 +85,10 @@ class Agent:
                 self.check_limits()
                 self.inbox.deliver(self.record)  # turn boundary: the human's messages, a stop request
                 self.step()
+        except ServerUnreachable as stop:
+            if self.fresh and not self.turns:
+                raise  # nothing happened: the caller keeps no run
+            outcome = self._outcome(stop)
         except AgentStop as stop:
             outcome = self._outcome(stop)
         except KeyboardInterrupt:
@@ -92,7 +103,8 @@ class Agent:
 
     def query(self) -> Reply:
         messages = self.context.request(self.ctx.state.get("checkpoint", ""))
-        reply = self.model.complete(messages, self.schemas, on_text=getattr(self.ui, "text", None))
+        reply = self.model.complete(messages, self.schemas, on_text=getattr(self.ui, "text", None),
+                                    deadline=self.ctx.deadline)
         self.turns += 1
         self.usage.add(reply.usage)
         self.run.state.update(turns=self.turns, usage=asdict(self.usage))  # for `runs`, saved with the next step
@@ -101,9 +113,14 @@ class Agent:
         return reply
 
     def execute(self, reply: Reply) -> None:
+        tidied = tidy(reply, self.dispatcher.specs)
+        for event in tidied.events:
+            self.run.append(event)
+        for line in tidied.notices:
+            self.ui.notice(line)
         unique_ids(reply.tool_calls, self.results, self.turns)
         nudge = self.guard.check(reply)
-        if reply.finish_reason == "length" and reply.tool_calls:
+        if reply.finish_reason in CUT_FINISHES and reply.tool_calls:
             self.record(assistant_message(reply, drop_arguments=True), reply.usage)
             for call in reply.tool_calls:
                 self.on_result(call, error(nudge, stage="arguments"))
@@ -116,6 +133,8 @@ class Agent:
         if not reply.tool_calls:
             raise Done(reply.content)
         results = self.dispatcher.dispatch(reply.tool_calls, self.ctx, on_start=self.on_start, on_result=self.on_result)
+        if tidied.not_run:
+            self.record({"role": "user", "content": tidied.not_run})
         self.guard.after_calls(results)
         self.settle()
 

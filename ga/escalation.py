@@ -23,6 +23,7 @@ import re
 
 from ga.config import Settings
 from ga.dispatch import ToolContext, ToolResult
+from ga.encoding import scrub, scrub_text
 from ga.errors import AgentStop
 from ga.human import WaitingForAnswer, ask
 from ga.protocols import UI, ToolCall
@@ -63,7 +64,7 @@ def call_key(call: ToolCall) -> str:
             args = json.loads(args or "{}")
         except json.JSONDecodeError:
             pass
-    text = json.dumps([call.name, args], sort_keys=True, ensure_ascii=False, default=str)
+    text = json.dumps(scrub([call.name, args]), sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha1(text.encode()).hexdigest()[:16]
 
 
@@ -142,7 +143,7 @@ class Escalation:
             s["same"], s["same_key"] = 0, ""
             return None
         # timings ("· 0.51 s") differ between identical results: they are not progress
-        outcome = _TIMING.sub("", result.content)
+        outcome = _TIMING.sub("", scrub_text(result.content))
         key = call_key(call) + hashlib.sha1(outcome.encode()).hexdigest()[:8]
         s["same"] = s.get("same", 0) + 1 if s.get("same_key") == key else 1
         s["same_key"], s["same_call"] = key, f"{call.name} {summarize(call.arguments, 50)}"

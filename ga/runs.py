@@ -15,12 +15,14 @@ import fcntl
 import json
 import os
 import secrets
+import shutil
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ga import liveness
+from ga.encoding import dumps
 from ga.errors import ConfigError
 from ga.protocols import Usage
 
@@ -109,7 +111,7 @@ class Run:
 
     def save_state(self) -> None:
         self.state["updated"] = time.time()
-        atomic_write(self.folder / "state.json", json.dumps(self.state, ensure_ascii=False, default=str))
+        atomic_write(self.folder / "state.json", dumps(self.state))
 
     def lock(self) -> None:
         """Own the run for this process: a second ga on the same run is refused, not interleaved."""
@@ -120,6 +122,10 @@ class Run:
         self.state.update(liveness.owner())  # readers tell a live run from a crashed one by this process
         self.save_state()
 
+    def discard(self) -> None:
+        """Remove the run folder: only for a run that never started (nothing in it is worth keeping)."""
+        shutil.rmtree(self.folder, ignore_errors=True)
+
     def unlock(self) -> None:
         if self._lock is not None:
             os.close(self._lock)  # closing releases the flock
@@ -127,7 +133,7 @@ class Run:
 
     def append(self, event: dict) -> None:
         """One JSON line, written with a single write call and flushed, so a kill leaves at most a torn tail."""
-        line = json.dumps({"t": round(time.time(), 3), **event}, ensure_ascii=False, default=str) + "\n"
+        line = dumps({"t": round(time.time(), 3), **event}) + "\n"
         with open(self._trajectory, "a+b") as f:
             if not self._torn_checked:  # a line torn by an earlier kill: start ours on a fresh line
                 self._torn_checked = True

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from ga import detach, notify
 from ga.config import Settings
-from ga.errors import ConfigError
+from ga.errors import ConfigError, ServerUnreachable
 from ga.liveness import Heartbeat
 from ga.local.endpoint import ensure_provisioned, serving
 from ga.mailbox import Inbox, clear_outbox, write_outbox
@@ -70,6 +70,11 @@ def run_task(settings: Settings, *, task: str | None, resume: str | None = None,
             with serving(settings, run.folder / "local-server.log", ui.notice) as settings:
                 outcome = _drive(run, settings, Heartbeat(ui, run.folder), answer=answer)
             write_outbox(run, outcome.as_json(), outcome.question)
+    except ServerUnreachable:
+        run.unlock()
+        if not resume:
+            run.discard()  # the run never started: leave no folder behind to list or resume
+        raise
     finally:
         run.unlock()
     _report(ui, run, outcome, settings)
