@@ -87,6 +87,8 @@ class Agent:
 
     def query(self) -> Reply:
         messages = self.context.request(self.ctx.state.get("checkpoint", ""))
+        if hasattr(self.ui, "turn"):
+            self.ui.turn(self.turns + 1)
         reply = self.model.complete(messages, self.schemas, on_text=getattr(self.ui, "text", None))
         self.turns += 1
         self.usage.add(reply.usage)
@@ -162,6 +164,8 @@ class Agent:
 
     def on_start(self, call: ToolCall, args: dict) -> None:
         self.started.add(call.id)
+        if hasattr(self.ui, "tool_start"):
+            self.ui.tool_start(call, args)
         self.run.append({"type": "call_start", "id": call.id, "name": call.name})
 
     def on_result(self, call: ToolCall, result: ToolResult) -> None:

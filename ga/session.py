@@ -48,16 +48,20 @@ def run_task(settings: Settings, *, task: str | None, resume: str | None = None,
     run.lock()
     try:
         outcome = _drive(run, settings, terminal, resume=resume, answer=answer)
+    except BaseException:
+        terminal.close()
+        raise
     finally:
         run.unlock()
-    if outcome.status == "done":
-        if not settings.json:
-            terminal.answer(outcome.status, outcome.answer)
-    else:
+    if outcome.status == "done" and not settings.json:
+        terminal.answer(outcome.status, outcome.answer)
+    elif outcome.status != "done":
+        terminal.close()  # what was under way is over: the spinner goes before the outcome is told
         terminal.notice(f"{outcome.status}: {outcome.answer}")
         if outcome.status in ("paused", "limit", "interrupted", "failed"):
             terminal.notice(f"resume with: python run.py --resume {run.id}"
                             + (' --answer "..."' if outcome.status == "paused" else ""))
+    terminal.close()
     sys.stderr.flush()
     return outcome
 
@@ -67,10 +71,10 @@ def _drive(run: Run, settings: Settings, terminal: Terminal, *, resume: str | No
         history = run.history()
         return Outcome(run_id=run.id, status="done", exit_code=0, answer=run.state.get("answer", ""),
                        usage=history.usage, tool_calls=history.tool_calls)
-    agent = Agent(settings=settings, model=OpenAIModel(settings, on_retry=terminal.notice),
+    agent = Agent(settings=settings, model=OpenAIModel(settings, on_retry=terminal.retry),
                   dispatcher=Dispatcher(load_tools()), run=run, ui=terminal,
                   interactive=not settings.autonomous, answer=answer)
-    terminal.err.print(f"[dim]run {run.id} · {settings.model} · {settings.workdir} · {settings.mode} mode[/]")
+    terminal.info(f"run {run.id} · {settings.model} · {settings.workdir} · {settings.mode} mode")
     # SIGTERM (e.g. a job runner stopping us) is handled like Ctrl-C: the run is saved and resumable
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
