@@ -28,7 +28,7 @@ def confine(path: str, workspace: Path, roots: list[Path], *, write: bool) -> Pa
     """Resolve `path` (relative to the workspace) and refuse it unless it lies inside an allowed root.
 
     Symlinks and `..` are resolved first, so a link pointing out of the workspace is refused too. The file tools
-    then open exactly the returned path without following links (tools/confined.py), so a link that changes after
+    then open exactly the returned path without following links (tools/files/confined.py), so a link that changes after
     this check cannot take them outside.
     """
     if not path or "\x00" in path:

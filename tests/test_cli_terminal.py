@@ -7,6 +7,7 @@ import json
 import re
 import signal
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -111,7 +112,8 @@ def test_an_ordinary_failure_and_the_users_ctrl_c_are_not_escalations(home, work
 
 def test_version_and_help(home, workspace):
     version = ga(["--version"], None, home, workspace)
-    assert version.returncode == 0 and re.fullmatch(r"ga \d+\.\d+\.\d+\n", version.stdout)
+    project = re.search(r'^version = "(.+)"$', (Path(RUN_PY).parent / "pyproject.toml").read_text(), re.M)[1]
+    assert version.returncode == 0 and version.stdout == f"ga {project}\n"
     help_text = ga(["--help"], None, home, workspace).stdout
     assert re.search(r"^  130 +interrupted", help_text, re.M) and re.search(r"^  3 +paused", help_text, re.M)
 

@@ -15,7 +15,7 @@ from ga.dispatch import ToolContext, ToolResult, ToolSpec
 from ga.errors import ToolError
 from ga.permissions import SideEffect
 from tools import fileio
-from tools.confined import Place, confined
+from tools.files.confined import Place, confined
 
 LISTED_MATCHES = 10
 MAX_COUNTED = 1000

@@ -13,7 +13,7 @@ from ga.dispatch import ToolContext, ToolResult, ToolSpec
 from ga.errors import ToolError
 from ga.permissions import SideEffect
 from tools import fileio
-from tools.confined import Place, confined
+from tools.files.confined import Place, confined
 
 MAX_LINE_CHARS = 2000
 HEAD_BYTES = MAX_LINE_CHARS * 4  # enough bytes for MAX_LINE_CHARS characters of UTF-8

@@ -1,6 +1,6 @@
 """What the file tools share: per-file locks, change stamps, regular-file checks, binary sniffing, path hints.
 
-Opening, creating and replacing files happens in tools/confined.py, never by path."""
+Opening, creating and replacing files happens in tools/files/confined.py, never by path."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from typing import BinaryIO
 
 from ga.dispatch import ToolContext
 from ga.errors import ToolError
-from tools import confined
-from tools.confined import Place
+from tools.files import confined
+from tools.files.confined import Place
 
 SNIFF_BYTES = 8192
 COPY_CHUNK = 1 << 20
