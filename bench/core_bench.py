@@ -1,9 +1,10 @@
-"""Core runtime figures: fixed context per request, dispatcher overhead, a 200-turn run's memory and per-turn cost.
+"""Core runtime figures: fixed context per request, prompt-prefix stability, dispatcher overhead, a 200-turn run's
+memory and per-turn cost; with --server, the prompt cache's effect on a real server's first request.
 
-    python bench/core_bench.py [--turns 200]
+    python bench/core_bench.py [--turns 200] [--server http://127.0.0.1:8080/v1 --model NAME]
 
-Prints figures; asserts nothing (targets: context ≤ 1,300 tokens with nine tools; dispatch < 1 ms median;
-flat memory and per-turn overhead over 200 turns).
+Prints figures; asserts nothing (targets: context ≤ 1,300 tokens with nine tools; the same prefix bytes in every
+workspace; dispatch < 1 ms median; flat memory and per-turn overhead over 200 turns).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.tokens import count_tokens
-from ga.agent import Agent, system_prompt
+from ga.agent import Agent, first_message, system_prompt
 from ga.config import load_settings
 from ga.dispatch import Dispatcher, ToolContext, ToolResult, ToolSpec
 from ga.permissions import SideEffect
@@ -34,12 +35,56 @@ def fixed_context(settings) -> None:
     specs = load_tools()
     system = system_prompt(settings)
     tools = json.dumps([s.schema() for s in specs])
+    first = first_message(settings, "Hello")
     print("\n== fixed context per request (o200k_base), task 'Hello'")
     print(f"system prompt        {count_tokens(system):6d} tokens")
     for s in specs:
         print(f"  {s.name:26s} {count_tokens(json.dumps(s.schema())):5d} tokens")
-    total = count_tokens(system) + count_tokens(tools) + count_tokens("Hello")
+    print(f"first user message   {count_tokens(first):6d} tokens   (workspace, platform, date, task)")
+    total = count_tokens(system) + count_tokens(tools) + count_tokens(first)
     print(f"total ({len(specs)} tools)      {total:6d} tokens   (target ≤ 1,300 with all nine)")
+
+
+def request_prefix(workdir: Path, task: str = "Hello") -> tuple[str, list[dict], list[dict]]:
+    """(stable prefix, messages, tools) of the first request a run in `workdir` sends."""
+    settings = load_settings(env={}, home=workdir.parent / "home", workdir=workdir, model="m")
+    tools = [s.schema() for s in load_tools()]
+    system = system_prompt(settings)
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": first_message(settings, task)}]
+    return system + json.dumps(tools), messages, tools
+
+
+def prefix_stability(root: Path) -> None:
+    one, two = root / "project-a", root / "elsewhere" / "project-b"
+    for folder in (one, two):
+        folder.mkdir(parents=True)
+    a, b = request_prefix(one)[0], request_prefix(two)[0]
+    same = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    print("\n== prompt prefix across two workspaces (system prompt + tool schemas)")
+    print(f"identical: {a == b}; {same:,} of {len(a):,} bytes shared before the first difference")
+
+
+def server_cache(root: Path, url: str, model: str) -> None:
+    """First-request time in two new workspaces back to back, with the per-run line where it is now (after)
+    and where it was (first line of the system prompt: before). The server must be otherwise idle."""
+    import openai
+
+    client = openai.OpenAI(base_url=url, api_key="none", max_retries=0, timeout=600)
+    print(f"\n== first request in a new workspace, {url} (max_tokens 1; 2nd right after the 1st)")
+    for layout in ("before", "after"):
+        times = []
+        for n in range(2):
+            folder = root / f"{layout}-{n}" / "ws"
+            folder.mkdir(parents=True)
+            _, messages, tools = request_prefix(folder)
+            if layout == "before":  # the old layout: the per-run line opened the system prompt
+                env, task = messages[1]["content"].split("\n\n", 1)
+                messages = [{"role": "system", "content": f"{env}\n{messages[0]['content']}"},
+                            {"role": "user", "content": task}]
+            started = time.perf_counter()
+            client.chat.completions.create(model=model, messages=messages, tools=tools, max_tokens=1)
+            times.append(time.perf_counter() - started)
+        print(f"{layout:6s}: workspace 1 {times[0]:5.1f} s, workspace 2 {times[1]:5.1f} s")
 
 
 def dispatcher_overhead(settings, run_dir: Path, n: int = 5_000) -> None:
@@ -68,7 +113,7 @@ class EndlessModel:
         self.turns, self.n = turns, 0
         self.spent = 0.0
 
-    def complete(self, messages, tools, on_text=None) -> Reply:
+    def complete(self, messages, tools, on_text=None, deadline=None) -> Reply:
         t = time.perf_counter()
         self.n += 1
         if self.n >= self.turns:
@@ -107,6 +152,9 @@ def long_run(home: Path, workspace: Path, turns: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--turns", type=int, default=200)
+    parser.add_argument("--server", help="an OpenAI-compatible server to time the prompt cache on (idle, shared: "
+                                         "4 requests)")
+    parser.add_argument("--model", default="local")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         home, workspace = Path(tmp) / "home", Path(tmp) / "ws"
@@ -117,6 +165,9 @@ def main() -> None:
         long_run(home, workspace, args.turns)  # first, so its peak RSS is the agent's, not the tokenizer's
         dispatcher_overhead(settings, run_dir)
         fixed_context(settings)
+        prefix_stability(Path(tmp) / "prefix")
+        if args.server:
+            server_cache(Path(tmp) / "cache", args.server, args.model)
 
 
 if __name__ == "__main__":

@@ -9,14 +9,15 @@ from dataclasses import asdict, dataclass, field
 from ga.config import Settings
 from ga.context import Context
 from ga.dispatch import Dispatcher, ToolContext, ToolResult, error
-from ga.errors import AgentStop, Interrupted, LimitReached
+from ga.errors import AgentStop, Interrupted, LimitReached, ServerUnreachable
 from ga.escalation import Escalation
-from ga.human import answer_result, candidates_of
+from ga.human import WaitingForAnswer, answer_result, candidates_of
+from ga.mailbox import Inbox
 from ga.permissions import SideEffect
 from ga.prompts import render
 from ga.protocols import UI, Model, Reply, ToolCall, Usage
 from ga.runs import Run, tool_message
-from ga.turns import Guard, assistant_message, unique_ids
+from ga.turns import CUT_FINISHES, Guard, assistant_message, tidy, unique_ids
 
 
 class Done(AgentStop):
@@ -32,6 +33,8 @@ class Outcome:
     answer: str = ""
     usage: Usage = field(default_factory=Usage)
     tool_calls: int = 0
+    question: dict | None = None
+    """A paused run's question: {"question", "candidates"} (the outbox and the notification carry it)."""
 
     def as_json(self) -> dict:
         return {"run_id": self.run_id, "status": self.status, "answer": self.answer,
@@ -39,21 +42,28 @@ class Outcome:
 
 
 def system_prompt(settings: Settings) -> str:
-    return render("system.md", workdir=settings.workdir, platform=f"{platform.system()} {platform.machine()}",
-                  date=time.strftime("%Y-%m-%d"))
+    """The same for every run and workspace, so a prompt-caching server reuses it with the tool schemas;
+    what varies per run goes into the first user message (first_message)."""
+    return render("system.md")
+
+
+def first_message(settings: Settings, task: str) -> str:
+    return render("task.md", workdir=settings.workdir, platform=f"{platform.system()} {platform.machine()}",
+                  date=time.strftime("%Y-%m-%d"), task=task)
 
 
 class Agent:
     def __init__(self, *, settings: Settings, model: Model, dispatcher: Dispatcher, run: Run, ui: UI,
                  interactive: bool, answer: str | None = None):
         self.settings, self.model, self.dispatcher, self.run, self.ui = settings, model, dispatcher, run, ui
-        self.answer = answer
         self.ctx = ToolContext(settings=settings, run_dir=run.folder, ui=ui, interactive=interactive,
                                state=run.state.setdefault("tool_state", {}))
         history = run.history()
         self.results, self.started = history.results, history.started
         self.usage, self.tool_calls = history.usage, history.tool_calls
         self.turns = sum(1 for m in history.messages if m["role"] == "assistant")
+        self.inbox = Inbox(run, history.mail)
+        self.answer, self.answer_mail = self.inbox.answer_for(answer)  # given, else one waiting in the mailbox
         self.context = Context(system_prompt(settings), settings.context_tokens)
         self.context.extend(history.messages)
         self.guard = Guard(run.state.setdefault("guard", {}), settings.strikes)
@@ -62,8 +72,9 @@ class Agent:
         self.clock = time.monotonic()
         if settings.max_time:
             self.ctx.deadline = self.clock + settings.max_time
-        if not history.messages:
-            self.record({"role": "user", "content": run.state["task"]})
+        self.fresh = not history.messages
+        if self.fresh:
+            self.record({"role": "user", "content": first_message(settings, run.state["task"])})
 
     def start(self) -> Outcome:
         """Run until the model answers, a limit is hit, or the run pauses for a human."""
@@ -72,7 +83,12 @@ class Agent:
             self.finish_pending()
             while True:
                 self.check_limits()
+                self.inbox.deliver(self.record)  # turn boundary: the human's messages, a stop request
                 self.step()
+        except ServerUnreachable as stop:
+            if self.fresh and not self.turns:
+                raise  # nothing happened: the caller keeps no run
+            outcome = self._outcome(stop)
         except AgentStop as stop:
             outcome = self._outcome(stop)
         except KeyboardInterrupt:
@@ -89,17 +105,24 @@ class Agent:
         messages = self.context.request(self.ctx.state.get("checkpoint", ""))
         if hasattr(self.ui, "turn"):
             self.ui.turn(self.turns + 1)
-        reply = self.model.complete(messages, self.schemas, on_text=getattr(self.ui, "text", None))
+        reply = self.model.complete(messages, self.schemas, on_text=getattr(self.ui, "text", None),
+                                    deadline=self.ctx.deadline)
         self.turns += 1
         self.usage.add(reply.usage)
+        self.run.state.update(turns=self.turns, usage=asdict(self.usage))  # for `runs`, saved with the next step
         if hasattr(self.ui, "usage"):
             self.ui.usage(self.usage)
         return reply
 
     def execute(self, reply: Reply) -> None:
+        tidied = tidy(reply, self.dispatcher.specs)
+        for event in tidied.events:
+            self.run.append(event)
+        for line in tidied.notices:
+            self.ui.notice(line)
         unique_ids(reply.tool_calls, self.results, self.turns)
         nudge = self.guard.check(reply)
-        if reply.finish_reason == "length" and reply.tool_calls:
+        if reply.finish_reason in CUT_FINISHES and reply.tool_calls:
             self.record(assistant_message(reply, drop_arguments=True), reply.usage)
             for call in reply.tool_calls:
                 self.on_result(call, error(nudge, stage="arguments"))
@@ -112,6 +135,8 @@ class Agent:
         if not reply.tool_calls:
             raise Done(reply.content)
         results = self.dispatcher.dispatch(reply.tool_calls, self.ctx, on_start=self.on_start, on_result=self.on_result)
+        if tidied.not_run:
+            self.record({"role": "user", "content": tidied.not_run})
         self.guard.after_calls(results)
         self.settle()
 
@@ -122,7 +147,7 @@ class Agent:
         for raw in pending:
             call = ToolCall(id=raw["id"], name=raw["function"]["name"], arguments=raw["function"]["arguments"])
             if call.name == "ask_user" and self.answer is not None:
-                self.on_result(call, answer_result(self.answer, candidates_of(call.arguments)))
+                self.on_result(call, answer_result(self.answer, candidates_of(call.arguments), mail=self.answer_mail))
                 self.answer = None
             elif call.id in self.started and not self._rerunnable(call.name):
                 self.on_result(call, error(
@@ -132,7 +157,7 @@ class Agent:
                 self.dispatcher.dispatch([call], self.ctx, on_start=self.on_start, on_result=self.on_result)
         if self.answer is not None:
             added = {"role": "user", "content": f"The user adds: {self.answer}"}
-            self.record(self.escalation.answered(self.answer) or added)
+            self.record(self.escalation.answered(self.answer) or added, mail=self.answer_mail)
             self.answer = None
         self.settle()
 
@@ -155,17 +180,22 @@ class Agent:
         if s.max_time and time.monotonic() - self.clock >= s.max_time:
             raise LimitReached(f"Reached the time limit ({s.max_time:g} s). Continue with {resume}.")
 
-    def record(self, message: dict, usage: Usage | None = None) -> None:
+    def record(self, message: dict, usage: Usage | None = None, mail: str | None = None) -> None:
         event = {"type": "message", "message": message}
         if usage is not None:
             event["usage"] = asdict(usage)
+        if mail:  # the mailbox message this records: consumed by this very line
+            event["mail"] = mail
         self.run.append(event)
         self.context.add(message)
 
     def on_start(self, call: ToolCall, args: dict) -> None:
-        self.started.add(call.id)
+        # a stop request ends the run after the current tool; only read-only calls run in parallel groups, so a
+        # group cut here leaves nothing that cannot simply run on resume
+        self.inbox.stop_if_asked()
         if hasattr(self.ui, "tool_start"):
             self.ui.tool_start(call, args)
+        self.started.add(call.id)
         self.run.append({"type": "call_start", "id": call.id, "name": call.name})
 
     def on_result(self, call: ToolCall, result: ToolResult) -> None:
@@ -184,10 +214,13 @@ class Agent:
             raise KeyboardInterrupt  # Ctrl-C during a program: it was killed and recorded; now the run stops
 
     def _outcome(self, stop: AgentStop) -> Outcome:
+        asked = isinstance(stop, WaitingForAnswer)
+        question = {"question": stop.question, "candidates": stop.candidates} if asked else None
         return Outcome(run_id=self.run.id, status=stop.status, exit_code=stop.exit_code, answer=str(stop),
-                       usage=self.usage, tool_calls=self.tool_calls)
+                       usage=self.usage, tool_calls=self.tool_calls, question=question)
 
     def _set_status(self, status: str, message: str) -> None:
-        self.run.state.update(status=status, answer=message if status == "done" else "", message=message)
+        self.run.state.update(status=status, answer=message if status == "done" else "", message=message,
+                              turns=self.turns, usage=asdict(self.usage), tool_calls=self.tool_calls)
         self.run.save_state()
         self.run.append({"type": "status", "status": status, "message": message})

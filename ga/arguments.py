@@ -7,6 +7,7 @@ import re
 
 from jsonschema import Draft202012Validator
 
+from ga.encoding import scrub
 from ga.errors import ToolError
 
 ECHO_CHARS = 300
@@ -36,7 +37,7 @@ def parse(raw: str | dict | None, tool: str) -> dict:
             ) from None
     if not isinstance(value, dict):
         raise ToolError(f"The arguments for {tool} must be a JSON object, got {type(value).__name__}: {echo(raw)}.")
-    return value
+    return scrub(value)  # a lone surrogate ("\ud83d") cannot reach a file or a program
 
 
 def _repair_value(value: object, kind: object) -> object:

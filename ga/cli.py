@@ -27,13 +27,21 @@ EXIT_CODES = """exit codes:
   130  interrupted (Ctrl-C or SIGTERM); the run is saved: --resume RUN_ID continues it"""
 
 COMMANDS: dict[str, str] = {
+    "runs": "ga.commands.runs",
+    "tail": "ga.commands.tail",
+    "answer": "ga.commands.answer",
+    "stop": "ga.commands.stop",
+    "schedule": "ga.commands.schedule",
+    "bench": "ga.bench.cli",
     "models": "ga.local.cli",
 }
 """Subcommand name → the module whose main(argv) -> exit code runs it (imported only when used)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="run.py", description="ga: a minimal general-purpose LLM agent.",
+    p = argparse.ArgumentParser(prog="run.py", description="ga: a minimal general-purpose LLM agent. Commands: "
+                                "runs, tail, answer, stop, schedule (python run.py COMMAND --help); "
+                                "`python run.py run TEXT` always starts a task.",
                                 epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("task", nargs="?", help="what to do")
     p.add_argument("--version", action="version", version=f"ga {ga.__version__}")
@@ -42,11 +50,20 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_argument("--local", action="store_true",
                    help="use the embedded local model (= --model local; provisioned into ~/.cache/ga on first use)")
     p.add_argument("--workdir", type=Path, help="workspace folder (default: the current folder)")
-    p.add_argument("--json", action="store_true", help="print one JSON object on stdout instead of the answer")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print one JSON object on stdout instead of the answer")
+    out.add_argument("--jsonl", action="store_true",
+                     help="stream one JSON event per line on stdout (turn, tool_start, tool_end, usage, stage, end)")
     p.add_argument("--autonomous", action="store_true",
                    help="never block on a human (implied when stdin is not a terminal)")
-    p.add_argument("--resume", metavar="RUN_ID", help="continue a run that stopped, crashed or was paused")
+    p.add_argument("--resume", metavar="RUN_ID", help="continue a run that stopped, crashed or was paused "
+                                                      "(a unique prefix of its id will do)")
+    p.add_argument("--continue", "--last", dest="continue_run", action="store_true",
+                   help="resume the newest run of this workspace; a task given with it is a follow-up message")
     p.add_argument("--answer", help="with --resume: the answer to the question the run paused on")
+    p.add_argument("--detach", action="store_true",
+                   help="run in the background: print the run id and return (follow it with: tail RUN_ID)")
+    p.add_argument("--detached-child", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--max-turns", type=int, help="model requests per run (default 100, 0 = no limit)")
     p.add_argument("--max-tokens", type=int, help="prompt+completion tokens per run (0 = no limit)")
     p.add_argument("--max-time", type=float, help="seconds per invocation (0 = no limit)")
@@ -70,7 +87,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
     for flag in ("max_turns", "max_tokens", "max_time"):
         if getattr(args, flag) is not None and getattr(args, flag) < 0:
             raise ConfigError(f"--{flag.replace('_', '-')} must be 0 (no limit) or more")
-    interactive = sys.stdin.isatty() and not args.autonomous
+    interactive = sys.stdin.isatty() and not (args.autonomous or args.jsonl or args.detached_child)
     return load_settings(
         model="local" if args.local else args.model, workdir=args.workdir, json=args.json, autonomous=not interactive,
         max_turns=args.max_turns, max_tokens=args.max_tokens, max_time=args.max_time,
@@ -84,7 +101,11 @@ def settings_from(args: argparse.Namespace) -> Settings:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] in COMMANDS:
-        return importlib.import_module(COMMANDS[argv[0]]).main(argv[1:])
+        try:
+            return importlib.import_module(COMMANDS[argv[0]]).main(argv[1:])
+        except ConfigError as e:  # a command's bad input (no such run, a bad job file): one message, exit 2
+            print(f"ga: {e}", file=sys.stderr)
+            return EXIT_USAGE
     if argv and argv[0] == "run":
         argv = argv[1:]
     return run_command(argv)
@@ -96,14 +117,13 @@ def run_command(argv: list[str]) -> int:
     args = parser.parse_args(argv)  # unknown flags: argparse prints usage and exits 2
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, stream=sys.stderr,
                         format="%(levelname)s %(name)s: %(message)s")
-    if args.answer is not None and not args.resume:
-        parser.error("--answer goes with --resume RUN_ID")
-    if not args.task and not args.resume:
-        parser.error("give a task, or --resume RUN_ID")
-    if args.task and args.resume:
-        parser.error("give either a task or --resume RUN_ID, not both")
+    _check_combinations(parser, args)
     try:
         settings = settings_from(args)
+        if args.detach:
+            return detach_run(argv, args)
+        if args.continue_run:
+            _continue(args, settings)
         from ga.session import run_task  # the heavy imports wait until the flags are known good
 
         given = frozenset(k for k, flag in (("workdir", args.workdir), ("model", args.model or args.local),
@@ -111,14 +131,59 @@ def run_command(argv: list[str]) -> int:
                                             ("mode", args.plan or args.confirm or args.mode),
                                             ("allow_paths", args.allow_path)) if flag)
         outcome = run_task(settings, task=args.task, resume=args.resume, answer=args.answer, quiet=args.quiet,
-                           given=given)
+                           given=given, jsonl=args.jsonl, detached=args.detached_child)
     except (ConfigError, AgentStop) as e:  # AgentStop here: a failure before the loop started
         print(f"ga: {e}", file=sys.stderr)
-        if args.json:  # a harness reading stdout still gets the documented object
-            usage = {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0}
-            print(json.dumps({"run_id": args.resume, "status": "error", "answer": str(e), "usage": usage,
-                              "tool_calls": 0}))
-        return e.exit_code if isinstance(e, AgentStop) else EXIT_USAGE
+        code = e.exit_code if isinstance(e, AgentStop) else EXIT_USAGE
+        if args.json or args.jsonl:  # a harness reading stdout still gets the documented object
+            result = _empty_result(args.resume, "error", str(e))
+            print(json.dumps({"type": "end", **result, "exit_code": code} if args.jsonl else result))
+        return code
     if args.json:
         print(json.dumps(outcome.as_json(), ensure_ascii=False))
     return outcome.exit_code
+
+
+def _check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    if args.resume and args.continue_run:
+        parser.error("give either --resume RUN_ID or --continue, not both")
+    if args.answer is not None and not (args.resume or args.continue_run):
+        parser.error("--answer goes with --resume RUN_ID (or --continue)")
+    if args.continue_run and args.task and args.answer is not None:
+        parser.error("with --continue, give a follow-up task or --answer, not both")
+    if not args.task and not args.resume and not args.continue_run:
+        parser.error("give a task, or --resume RUN_ID, or --continue")
+    if args.task and args.resume:
+        parser.error("give either a task or --resume RUN_ID, not both")
+
+
+def _continue(args: argparse.Namespace, settings: Settings) -> None:
+    """--continue / --last: the newest run of this workspace; a task given with it is the follow-up message."""
+    from ga.runs import newest_run
+
+    args.resume = newest_run(settings.runs_dir, settings.workdir)
+    if args.resume is None:
+        raise ConfigError(f"No run in this workspace ({settings.workdir}) to continue: start one with a task.")
+    if args.task:
+        args.answer, args.task = args.task, None
+
+
+def _empty_result(run_id: str | None, status: str, answer: str) -> dict:
+    usage = {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0}
+    return {"run_id": run_id, "status": status, "answer": answer, "usage": usage, "tool_calls": 0}
+
+
+def detach_run(argv: list[str], args: argparse.Namespace) -> int:
+    """--detach: the same command in the background; prints the run id (or --json's object) and returns."""
+    from ga.detach import DetachFailed, spawn
+
+    try:  # what the child says before its run exists (an error, --local's provisioning) shows as it comes
+        run_id, _ = spawn([a for a in argv if a != "--detach"], echo=sys.stderr, timeout=None)
+    except DetachFailed as e:
+        if not e.shown:
+            print(f"ga: {e}", file=sys.stderr)
+        return e.exit_code
+    print(json.dumps(_empty_result(run_id, "running", "")) if args.json else run_id, flush=True)
+    if not args.json:
+        print(f"follow it with: python run.py tail {run_id}", file=sys.stderr)
+    return 0

@@ -36,7 +36,10 @@ class Settings:
     stream: bool = True
     """Stream replies so text appears as it arrives."""
     request_timeout: float = 600
-    """Seconds to wait for one model reply."""
+    """GA_REQUEST_TIMEOUT: seconds one model request may take in all, from sending it to the reply's last byte
+    (a total deadline, not an idle timeout); the time left under max_time caps it too."""
+    max_output_tokens: int = 8192
+    """GA_MAX_OUTPUT_TOKENS: the most tokens one completion may have (sent as max_tokens); 0 sends no cap."""
     retries: int = 6
     """Retries of one model request on 408/409/429/5xx and dropped connections."""
     retry_base: float = 1.0
@@ -102,6 +105,7 @@ _ENV = {
     "retries": "GA_RETRIES",
     "context_tokens": "GA_CONTEXT_TOKENS",
     "request_timeout": "GA_REQUEST_TIMEOUT",
+    "max_output_tokens": "GA_MAX_OUTPUT_TOKENS",
     "stage2_after": "GA_STAGE2_AFTER",
     "stage3_after": "GA_STAGE3_AFTER",
     "strikes": "GA_STRIKES",
@@ -141,7 +145,7 @@ def load_settings(env: dict[str, str] | None = None, **overrides: object) -> Set
 
 
 def _check_thresholds(s: Settings) -> None:
-    for name in ("stage2_after", "stage3_after", "strikes", "repeat_nudge", "repeat_stop"):
+    for name in ("stage2_after", "stage3_after", "strikes", "repeat_nudge", "repeat_stop", "max_output_tokens"):
         if getattr(s, name) < 0:
             raise ConfigError(f"{_ENV[name]} must be 0 (off) or more")
     if s.stage2_after and s.stage3_after and s.stage3_after <= s.stage2_after:

@@ -30,7 +30,13 @@ TURN_OUTPUT_CHARS = 50_000
 MIN_RESULT_CHARS = 10_000
 MAX_EDITS = 5
 """Edits of one call at an approval before it counts as rejected."""
-_VALIDATION_ONLY = frozenset({"additionalProperties", "minLength", "maxLength", "minimum", "minItems"})
+MAX_CALLS_PER_REPLY = 32
+"""Tool calls run from one reply; the model is told that the rest were not run."""
+_NOT_SHOWN = frozenset({"additionalProperties"})
+"""Schema keywords left out of what the model reads. Every tool refuses unknown parameters, and the properties
+listed already say which exist (llama.cpp's grammar also treats a missing additionalProperties as closed);
+every other keyword the validator enforces (minimum, maxLength, enum...) is shown, so a server that compiles
+the schema into a grammar keeps the model inside it."""
 
 
 @dataclass(kw_only=True)
@@ -113,15 +119,15 @@ class ToolSpec:
     arguments one per line, the editable one as written."""
     editable: str | None = None
     """The argument a human edits at an approval (content, script...); None: the arguments as JSON."""
+    repair: Callable[[dict], dict] | None = None
+    """This tool's own repair of an unambiguous slip, run before validation (e.g. file_read's start=0)."""
 
     def __post_init__(self) -> None:
         self.validator = Draft202012Validator(self.parameters)
 
     def schema(self) -> dict:
-        """What the model reads every turn: the validator's own keywords are left out (it enforces them anyway)."""
-        params = {k: v for k, v in self.parameters.items() if k not in _VALIDATION_ONLY}
-        params["properties"] = {name: {k: v for k, v in prop.items() if k not in _VALIDATION_ONLY}
-                                for name, prop in self.parameters.get("properties", {}).items()}
+        """What the model reads every turn: the parameters as the validator checks them (see _NOT_SHOWN)."""
+        params = {k: v for k, v in self.parameters.items() if k not in _NOT_SHOWN}
         return {"type": "function", "function": {"name": self.name, "description": self.description,
                                                  "parameters": params}}
 
@@ -190,6 +196,8 @@ class Dispatcher:
             return _Prepared(call=call, result=error(f"Unknown tool {name}. Available tools: {names}."))
         try:
             args = arguments.repair(arguments.parse(call.arguments, spec.name), spec.parameters)
+            if spec.repair:
+                args = spec.repair(args)
             arguments.validate(spec.name, args, spec.parameters, spec.validator)
         except ToolError as e:
             return _Prepared(call=call, spec=spec, result=error(str(e), stage="arguments"))

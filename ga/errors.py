@@ -41,3 +41,14 @@ class Interrupted(AgentStop):
 
     status = "interrupted"
     exit_code = 130
+
+
+class ModelError(AgentStop):
+    """The model request failed for good; the message says what the server said and what to check."""
+
+    status = "failed"
+    exit_code = 1
+
+
+class ServerUnreachable(ModelError):
+    """No connection could be made to the server before any reply: nothing happened, so no run is kept."""

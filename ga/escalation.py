@@ -23,6 +23,7 @@ import re
 
 from ga.config import Settings
 from ga.dispatch import ToolContext, ToolResult
+from ga.encoding import scrub, scrub_text
 from ga.errors import AgentStop
 from ga.human import WaitingForAnswer, ask
 from ga.protocols import UI, ToolCall
@@ -66,7 +67,7 @@ def call_key(call: ToolCall) -> str:
             args = json.loads(args or "{}")
         except json.JSONDecodeError:
             pass
-    text = json.dumps([call.name, args], sort_keys=True, ensure_ascii=False, default=str)
+    text = json.dumps(scrub([call.name, args]), sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha1(text.encode()).hexdigest()[:16]
 
 
@@ -145,7 +146,7 @@ class Escalation:
             s["same"], s["same_key"] = 0, ""
             return None
         # timings ("· 0.51 s") differ between identical results: they are not progress
-        outcome = _TIMING.sub("", result.content)
+        outcome = _TIMING.sub("", scrub_text(result.content))
         key = call_key(call) + hashlib.sha1(outcome.encode()).hexdigest()[:8]
         s["same"] = s.get("same", 0) + 1 if s.get("same_key") == key else 1
         s["same_key"], s["same_call"] = key, f"{call.name} {summarize(call.arguments, 50)}"
@@ -209,9 +210,13 @@ class Escalation:
     def _change(self, stage: int, why: str, question: str | None = None) -> None:
         before, self.state["stage"] = self.state.get("stage", 0), stage
         event = {"type": "stage", "stage": stage, "reason": why, **({"question": question} if question else {})}
-        # every change is in the trajectory; the terminal hears of stages 2 and 3 only: an ordinary failure
-        # (`ls missing`) and its fix are already on the tool's own line
-        self._event(event, NOTICES[stage].format(why=why) if stage >= 2 or (stage == 0 and before >= 2) else None)
+        if hasattr(self.ui, "stage"):  # sinks that report stages as such (--jsonl) get them instead of a notice
+            self.run.append(event)
+            self.ui.stage(stage, why)
+        else:
+            # every change is in the trajectory; the terminal hears of stages 2 and 3 only: an ordinary failure
+            # (`ls missing`) and its fix are already on the tool's own line
+            self._event(event, NOTICES[stage].format(why=why) if stage >= 2 or (stage == 0 and before >= 2) else None)
 
     def _event(self, event: dict, line: str | None) -> None:
         self.run.append(event)

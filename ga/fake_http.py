@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
+import select
+import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -30,7 +32,6 @@ def step_usage(step: dict, request: dict) -> dict | None:
         **(step.get("usage") or {}),
     }
     return {**usage, "total_tokens": usage["prompt_tokens"] + usage["completion_tokens"]}
-
 
 
 def _pieces(text: str, count: int = 3) -> list[str]:
@@ -112,10 +113,64 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error(400, f"Unrecognized request argument supplied: {param}", param=param)
         elif fault == "drop" or (fault == "cut" and not stream):
             self.close_connection = True
+        elif fault in _BROKEN:
+            _BROKEN[fault](self, step, request, stream)
         elif stream and fault != "no_stream":
             self._send_stream(step, request, cut=fault == "cut")
         else:
             self._send_json(200, self._completion(step, request))
+
+    def _broken_body(self, step: dict, request: dict, stream: bool) -> None:
+        """truncated_json: the completion (or one stream chunk) cut in half; bad_sse: a body that is not JSON."""
+        if step["fault"] == "bad_sse":
+            junk = "<html><body>502 Bad Gateway</body></html>"
+            self._send_events([junk] if stream else None, raw=None if stream else junk.encode())
+            return
+        body = json.dumps(self._completion(step, request))
+        if not stream:
+            self._send_events(None, raw=body[: len(body) // 2].encode())
+            return
+        chunk = json.dumps({**self._envelope(request, "chat.completion.chunk"),
+                            "choices": [{"index": 0, "delta": {"content": "Hello"}, "finish_reason": None}]})
+        self._send_events([chunk[: len(chunk) // 2], "[DONE]"])
+
+    def _no_choices(self, step: dict, request: dict, stream: bool) -> None:
+        body = {**self._envelope(request, "chat.completion"), "choices": [],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 0, "total_tokens": 10}}
+        if stream:
+            self._send_events([json.dumps({**body, "object": "chat.completion.chunk"}), "[DONE]"])
+        else:
+            self._send_json(200, body)
+
+    def _huge(self, step: dict, request: dict, stream: bool) -> None:
+        """A reply of step["size"] bytes of text (default 100 MB), sent in pieces so the fake never holds it."""
+        size, piece = int(step.get("size") or 100_000_000), "x" * 65_536
+        if stream:
+            delta = json.dumps({**self._envelope(request, "chat.completion.chunk"),
+                                "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]})
+            self._send_events(delta for _ in range(-(-size // len(piece))))
+            return
+        head, tail = json.dumps(self._completion({**step, "content": "@@huge@@"}, request)).encode().split(b"@@huge@@")
+        self._start(200, "application/json", length=len(head) + size + len(tail))
+        self.wfile.write(head)
+        for sent in range(0, size, len(piece)):
+            self.wfile.write(piece[: min(len(piece), size - sent)].encode())
+        self.wfile.write(tail)
+
+    def _hold(self, step: dict, request: dict, stream: bool) -> None:
+        """silent: accept and send nothing; keepalive: an SSE comment (or, without streaming, a space) every
+        step["interval"] s (default 2) and never a reply. Both last until the client or the server goes away."""
+        interval = float(step.get("interval") or 2)
+        if step["fault"] == "keepalive":
+            self._start(200, "text/event-stream" if stream else "application/json")
+        while not self.server.stopping.wait(0 if step["fault"] == "keepalive" else 0.05):
+            if step["fault"] == "silent":
+                if select.select([self.connection], [], [], 0.2)[0] and not self.connection.recv(1):
+                    return  # the client closed its side
+                continue
+            self._write_chunk(b": keep-alive\n\n" if stream else b" ")
+            if self.server.stopping.wait(interval):
+                return
 
     def _completion(self, step: dict, request: dict) -> dict:
         message: dict = {"role": "assistant", "content": step["content"] or None}
@@ -130,25 +185,41 @@ class _Handler(BaseHTTPRequestHandler):
         return {**body, "usage": usage} if usage else body
 
     def _send_stream(self, step: dict, request: dict, cut: bool) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.send_header("Connection", "close")
-        self.end_headers()
         base = self._envelope(request, "chat.completion.chunk")
+        events = []
         for part in _chunks(step, request, cut):
             if "usage" in part:
                 chunk = {**base, "choices": [], "usage": part["usage"]}
             else:
                 finish = part.pop("finish_reason", None)
                 chunk = {**base, "choices": [{"index": 0, "delta": part, "finish_reason": finish}]}
-            self._write_chunk(f"data: {json.dumps(chunk)}\n\n".encode())
-        if cut:
-            self.close_connection = True  # no terminating chunk: the client sees a broken body
-            return
-        self._write_chunk(b"data: [DONE]\n\n")
-        self.wfile.write(b"0\r\n\r\n")
+            events.append(json.dumps(chunk))
+        # cut: no [DONE] and no terminating chunk, so the client sees a broken body
+        self._send_events(events if cut else [*events, "[DONE]"], cut=cut)
+
+    def _start(self, status: int, content_type: str, length: int | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        if length is None:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Content-Length", str(length))
+        self.send_header("Connection", "close")
+        self.end_headers()
         self.close_connection = True
+
+    def _send_events(self, events: Iterator[str] | list[str] | None, *, raw: bytes | None = None,
+                     cut: bool = False) -> None:
+        """SSE `data:` events, chunked; or, with raw, a 200 body sent as it is (broken bodies)."""
+        if raw is not None:
+            self._start(200, "application/json" if raw[:1] == b"{" else "text/html", length=len(raw))
+            self.wfile.write(raw)
+            return
+        self._start(200, "text/event-stream")
+        for event in events or []:
+            self._write_chunk(f"data: {event}\n\n".encode())
+        if not cut:
+            self.wfile.write(b"0\r\n\r\n")
 
     def _envelope(self, request: dict, kind: str) -> dict:
         number = len(self.server.script.requests)
@@ -187,6 +258,17 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
 
+_BROKEN = {
+    "truncated_json": _Handler._broken_body,
+    "bad_sse": _Handler._broken_body,
+    "no_choices": _Handler._no_choices,
+    "huge": _Handler._huge,
+    "silent": _Handler._hold,
+    "keepalive": _Handler._hold,
+}
+"""Faults that answer 200 with something a client must not take for a reply."""
+
+
 class ChatServer(ThreadingHTTPServer):
     """Answers /v1/chat/completions from `script` (a ga.testing._Script), one thread per request."""
 
@@ -195,3 +277,5 @@ class ChatServer(ThreadingHTTPServer):
 
     def __init__(self, address: tuple[str, int]):
         super().__init__(address, _Handler)
+        self.stopping = threading.Event()
+        """Set on close: handlers that hold a connection open (silent, keepalive) let go."""

@@ -32,12 +32,13 @@ def candidates_of(raw: str | dict | None) -> list[str]:
     return [str(c) for c in candidates] if isinstance(candidates, list) else []
 
 
-def answer_result(answer: str, candidates: list[str]) -> ToolResult:
-    """The human's answer as a tool result; a number picks that candidate."""
+def answer_result(answer: str, candidates: list[str], mail: str | None = None) -> ToolResult:
+    """The human's answer as a tool result; a number picks that candidate. `mail`: the mailbox message it came in."""
     text = answer.strip()
     if text not in candidates and text.isdigit() and 1 <= int(text) <= len(candidates):
         text = candidates[int(text) - 1]
-    return ToolResult(content=f"The user answered: {text}", details={"answer": text})
+    details = {"answer": text, "mail": mail} if mail else {"answer": text}
+    return ToolResult(content=f"The user answered: {text}", details=details)
 
 
 def ask(question: str, candidates: list[str], ctx: ToolContext) -> ToolResult:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import email.utils
+import json
 import logging
 import math
 import random
@@ -13,7 +14,9 @@ from datetime import timezone
 import openai
 
 from ga.config import Settings
-from ga.errors import AgentStop
+from ga.encoding import scrub
+from ga.errors import LimitReached, ModelError, ServerUnreachable
+from ga.llm_http import MAX_REPLY_BYTES, BodyGuard, DeadlinePassed, http_client
 from ga.llm_stream import IncompleteReply, ReplyBuilder
 from ga.protocols import Reply
 
@@ -21,15 +24,15 @@ log = logging.getLogger(__name__)
 
 MAX_DELAY = 60.0
 """Longest wait between two attempts, whatever the backoff or the server's Retry-After says."""
+FIRST_CONTACT_TRIES = 3
+"""Attempts when the server cannot be reached at all before any reply: a typo'd URL or a server not started
+should fail in seconds, not after minutes of backoff."""
+CONNECT_TIMEOUT = 15.0
+"""Seconds to open a connection: a host that does not answer is as good as down."""
+_BROKEN = (openai.APIError, IncompleteReply, DeadlinePassed, json.JSONDecodeError, UnicodeDecodeError)
+"""What a failed attempt raises: the SDK's errors, and a 200 reply whose body is not a reply."""
 
 _RETRYABLE_WORDS = {408: "request timeout", 409: "conflict", 429: "rate limited"}
-
-
-class ModelError(AgentStop):
-    """The model request failed for good; the message says what the server said and what to check."""
-
-    status = "failed"
-    exit_code = 1
 
 
 def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
@@ -73,48 +76,64 @@ def _server_message(err: openai.APIStatusError) -> str:
 class OpenAIModel:
     """A Model (ga.protocols) for any OpenAI-compatible Chat Completions server."""
 
-    def __init__(self, settings: Settings, on_retry: Callable[[str], None] | None = None):
+    def __init__(self, settings: Settings, on_retry: Callable[[str], None] | None = None,
+                 max_reply_bytes: int = MAX_REPLY_BYTES):
         self.settings = settings
         self.on_retry = on_retry
         self.retries = 0
         """Retries done so far over all requests (they are not counted in Usage.requests)."""
+        self.reached = False
+        """Some answer (even an error status) has come from the server: it exists."""
         self.send_stream_options = True
         """Turned off for good once the server rejects stream_options."""
         self.send_parallel_tool_calls = True
         """Turned off for good once the server rejects parallel_tool_calls."""
+        self.output_cap = "max_tokens"
+        """The parameter that bounds a completion: max_tokens, else max_completion_tokens, else none ("")."""
         self.streaming = settings.stream
         """Turned off for good when a streamed request comes back with no stream events at all."""
+        self.guard = BodyGuard(max_reply_bytes)
         # Local servers need no key, but the SDK refuses an empty one.
         self.client = openai.OpenAI(
             base_url=settings.base_url or None,
             api_key=settings.api_key or "none",
             max_retries=0,
             timeout=settings.request_timeout,
+            http_client=http_client(self.guard),
         )
 
-    def complete(self, messages: list[dict], tools: list[dict], on_text: Callable[[str], None] | None = None) -> Reply:
-        """One reply, retried as a whole on transient failures. With streaming, text that reached on_text before a
-        broken stream is sent again by the retry (the on_retry notice comes in between)."""
-        attempts = self.settings.retries + 1
+    def complete(self, messages: list[dict], tools: list[dict], on_text: Callable[[str], None] | None = None,
+                 *, deadline: float | None = None) -> Reply:
+        """One reply, retried as a whole on transient failures; `deadline` (time.monotonic()) is the run's end.
+        With streaming, text that reached on_text before a broken stream is sent again by the retry (the
+        on_retry notice comes in between)."""
         attempt = 1
         while True:
             try:
-                return self._request(messages, tools, on_text)
-            except (openai.APIError, IncompleteReply) as err:
+                return self._request(messages, tools, on_text, deadline)
+            except _BROKEN as err:
                 if isinstance(err, openai.APIStatusError) and self._fall_back(err):
                     continue
+                self._check_time(deadline)
                 reason, detail, retry_after = self._transient(err)
-            if attempt >= attempts:
-                raise ModelError(
-                    f"Model request failed after {attempts} attempts; last error: {detail}. "
-                    f"Check that the server at {self._base_url()} is up and reachable."
-                ) from None
-            self._wait(reason, backoff_delay(attempt, self.settings.retry_base, retry_after), attempt + 1, attempts)
+                attempts = self._attempts(err)
+                if attempt >= attempts:
+                    raise self._gave_up(err, attempts, detail) from None
+            delay = backoff_delay(attempt, self.settings.retry_base, retry_after)
+            if deadline is not None and time.monotonic() + delay >= deadline:
+                raise self._out_of_time(f"the retry after {reason} would end after it")
+            self._wait(reason, delay, attempt + 1, attempts)
             attempt += 1
 
-    def _request(self, messages: list[dict], tools: list[dict], on_text: Callable[[str], None] | None) -> Reply:
+    def _request(self, messages: list[dict], tools: list[dict], on_text: Callable[[str], None] | None,
+                 deadline: float | None) -> Reply:
         builder = ReplyBuilder(on_text)
-        response = self.client.chat.completions.create(**self._arguments(messages, tools))
+        ends = time.monotonic() + self.settings.request_timeout
+        self.guard.deadline = ends if deadline is None else min(ends, deadline)
+        left = max(0.1, self.guard.deadline - time.monotonic())
+        timeout = openai.Timeout(left, connect=min(left, CONNECT_TIMEOUT))
+        response = self.client.chat.completions.create(**self._arguments(messages, tools), timeout=timeout)
+        self.reached = True
         if self.streaming:
             with response:
                 for chunk in response:
@@ -122,17 +141,20 @@ class OpenAIModel:
             if builder.chunks == 0:  # a server that ignores stream=true and answers with plain JSON
                 self.streaming = False
                 log.info("server sent no stream events; sending requests without streaming")
-                return self._request(messages, tools, on_text)
+                return self._request(messages, tools, on_text, deadline)
         else:
             builder.add_completion(response)
         return builder.build(messages, tools)
 
     def _arguments(self, messages: list[dict], tools: list[dict]) -> dict:
-        arguments: dict = {"model": self.settings.model, "messages": messages}
+        # Text that cannot be encoded (a lone surrogate from a tool or the model) would fail on the wire.
+        arguments: dict = {"model": self.settings.model, "messages": scrub(messages)}
         if tools:
-            arguments["tools"] = tools
+            arguments["tools"] = scrub(tools)
             if self.send_parallel_tool_calls:
                 arguments["parallel_tool_calls"] = True
+        if self.output_cap and self.settings.max_output_tokens:
+            arguments[self.output_cap] = self.settings.max_output_tokens
         if self.streaming:
             arguments["stream"] = True
             if self.send_stream_options:
@@ -152,7 +174,32 @@ class OpenAIModel:
             self.send_parallel_tool_calls = False
             log.info("server rejects parallel_tool_calls; sending requests without it")
             return True
+        if self.output_cap and self.settings.max_output_tokens and self.output_cap in text:
+            # newer OpenAI models want max_completion_tokens; a server that knows neither gets none
+            self.output_cap = "max_completion_tokens" if self.output_cap == "max_tokens" else ""
+            log.info("server rejects the output cap parameter; now: %s", self.output_cap or "none")
+            return True
         return False
+
+    def _attempts(self, err: Exception) -> int:
+        attempts = self.settings.retries + 1
+        return attempts if self.reached or not _cannot_connect(err) else min(attempts, FIRST_CONTACT_TRIES)
+
+    def _gave_up(self, err: Exception, attempts: int, detail: str) -> ModelError:
+        if not self.reached and _cannot_connect(err):
+            return ServerUnreachable(
+                f"Cannot reach the model server at {self._base_url()}: {detail} ({attempts} tries). "
+                "Start the server, or check OPENAI_BASE_URL (host, port, and usually a trailing /v1).")
+        return ModelError(f"Model request failed after {attempts} attempts; last error: {detail}. "
+                          f"Check that the server at {self._base_url()} is up and reachable.")
+
+    def _check_time(self, deadline: float | None) -> None:
+        if deadline is not None and time.monotonic() >= deadline:
+            raise self._out_of_time("the reply in progress is dropped")
+
+    def _out_of_time(self, why: str) -> LimitReached:
+        return LimitReached(f"Reached the time limit ({self.settings.max_time:g} s) while waiting for the model; "
+                            f"{why}. The run is saved.")
 
     def _transient(self, err: Exception) -> tuple[str, str, float | None]:
         """(short reason, detail, server's Retry-After) of a failure worth retrying; raises ModelError otherwise."""
@@ -162,12 +209,14 @@ class OpenAIModel:
                 raise ModelError(self._refusal(err)) from None
             reason = f"{status} {_RETRYABLE_WORDS.get(status, 'server error')}"
             return reason, f"{reason}: {_server_message(err)[:200]}", retry_after_seconds(err.response.headers)
-        if isinstance(err, openai.APITimeoutError):
-            reason = f"no reply within {self.settings.request_timeout:g} s"
+        if isinstance(err, openai.APITimeoutError | DeadlinePassed):
+            reason = f"no complete reply within {self.settings.request_timeout:g} s"
         elif isinstance(err, openai.APIConnectionError):
             reason = f"connection failed ({err.__cause__ or err})"
+        elif isinstance(err, ValueError):  # JSON or UTF-8 decoding of a 200 body
+            reason = f"broken reply (not valid JSON: {str(err)[:120]})"
         else:
-            reason = f"broken reply ({err})"
+            reason = f"broken reply ({str(err)[:200]})"
         return reason, reason, None
 
     def _refusal(self, err: openai.APIStatusError) -> str:
@@ -194,3 +243,10 @@ class OpenAIModel:
 
     def _base_url(self) -> str:
         return str(self.client.base_url).rstrip("/")
+
+
+def _cannot_connect(err: Exception) -> bool:
+    """No connection at all (refused, unknown host): the SDK's connection error caused by a ConnectError."""
+    cause = err.__cause__
+    return (isinstance(err, openai.APIConnectionError) and not isinstance(err, openai.APITimeoutError)
+            and cause is not None and any(c.__name__ == "ConnectError" for c in type(cause).__mro__))

@@ -74,6 +74,7 @@ class ReplyBuilder:
         self._by_id: dict[str, _PendingCall] = {}
         self._finish_reason: str | None = None
         self._usage: Any = None
+        self._choices = 0
         self.chunks = 0
 
     def add_chunk(self, chunk: Any) -> None:
@@ -82,13 +83,17 @@ class ReplyBuilder:
         for choice in getattr(chunk, "choices", None) or []:
             if (getattr(choice, "index", 0) or 0) != 0:
                 continue
+            self._choices += 1
             self._add_delta(getattr(choice, "delta", None))
             self._finish_reason = getattr(choice, "finish_reason", None) or self._finish_reason
 
     def add_completion(self, completion: Any) -> None:
+        if isinstance(completion, str | bytes):  # the SDK hands over a body that is not JSON as it is
+            raise IncompleteReply(f"not valid JSON: {completion[:120]!r}")
         choices = getattr(completion, "choices", None)
         if not choices:
             raise IncompleteReply(f"server returned no choices: {str(completion)[:200]}")
+        self._choices = len(choices)
         message = getattr(choices[0], "message", None)
         calls = getattr(message, "tool_calls", None) or []
         # A whole message is one big delta whose calls are keyed by position.
@@ -137,6 +142,8 @@ class ReplyBuilder:
 
     def build(self, messages: list[dict], tools: list[dict]) -> Reply:
         """The finished Reply; raises IncompleteReply when a stream ended without a finish."""
+        if self.chunks and not self._choices:
+            raise IncompleteReply("server returned no choices")
         if self._finish_reason is None and self._usage is None:
             raise IncompleteReply("stream ended before the reply was complete")
         content = "".join(self._text)

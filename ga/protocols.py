@@ -42,8 +42,10 @@ class Reply:
 
 
 class Model(Protocol):
-    def complete(self, messages: list[dict], tools: list[dict], on_text: Callable[[str], None] | None = None) -> Reply:
-        """One Chat Completions request (retried as a whole on transient failures)."""
+    def complete(self, messages: list[dict], tools: list[dict], on_text: Callable[[str], None] | None = None,
+                 *, deadline: float | None = None) -> Reply:
+        """One Chat Completions request (retried as a whole on transient failures). `deadline` (time.monotonic())
+        is when the run must stop: the request ends by then, raising LimitReached."""
         ...
 
 

@@ -2,8 +2,11 @@
 
 GA_HOME/runs/<run_id>/
   trajectory.jsonl   one event per line: message, call_start, result, status, notice
-  state.json         status, task, tool state (checkpoint, file stamps), escalation; rewritten atomically
+  state.json         status, task, owner process (pid, start time), turns and usage, tool state (checkpoint,
+                     file stamps), escalation; rewritten atomically
   outputs/           full outputs of truncated tool results
+  inbox/ outbox/     the mailbox (ga/mailbox.py); heartbeat: touched while the run makes progress (ga/liveness.py)
+  output.log         what a background run (--detach) printed
 """
 
 from __future__ import annotations
@@ -12,11 +15,14 @@ import fcntl
 import json
 import os
 import secrets
+import shutil
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ga import liveness
+from ga.encoding import dumps
 from ga.errors import ConfigError
 from ga.protocols import Usage
 
@@ -33,6 +39,23 @@ def atomic_write(path: Path, text: str) -> None:
         raise
 
 
+def hold_lock(path: Path) -> int:
+    """An exclusive lock on `path` for this process (its pid written inside); the fd keeps it until closed.
+
+    Raises BlockingIOError carrying the holder's pid when another process has it.
+    """
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
+        os.close(fd)
+        raise BlockingIOError(holder) from None
+    os.ftruncate(fd, 0)
+    os.write(fd, str(os.getpid()).encode())
+    return fd
+
+
 def new_run_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
 
@@ -47,6 +70,8 @@ class History:
     started: set[str] = field(default_factory=set)
     usage: Usage = field(default_factory=Usage)
     tool_calls: int = 0
+    mail: set[str] = field(default_factory=set)
+    """Mailbox messages already acted on (their effect is in the trajectory): never delivered twice."""
 
 
 class Run:
@@ -66,7 +91,8 @@ class Run:
         folder = runs_dir / new_run_id()
         try:
             folder.mkdir(parents=True)
-            run = cls(folder, {"task": task, "status": "running", "created": time.time(), **meta, "tool_state": {}})
+            state = {"task": task, "status": "running", "created": time.time(), **meta, **liveness.owner()}
+            run = cls(folder, {**state, "tool_state": {}})
             run.save_state()
         except OSError as e:
             raise ConfigError(f"Cannot create a run folder in {runs_dir}: {e.strerror or e}. "
@@ -75,33 +101,30 @@ class Run:
 
     @classmethod
     def open(cls, runs_dir: Path, run_id: str) -> Run:
-        folder = runs_dir / run_id
-        if not run_id or "/" in run_id or not (folder / "state.json").is_file():
-            known = sorted(p.parent.name for p in runs_dir.glob("*/state.json")) if runs_dir.is_dir() else []
-            recent = ", ".join(known[-3:]) or "none"
-            raise ConfigError(f"No run {run_id!r} in {runs_dir} (recent runs: {recent}).")
+        """The run with this id, or with this unique id prefix."""
+        folder = runs_dir / resolve_id(runs_dir, run_id)
         try:
             state = json.loads((folder / "state.json").read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as e:
-            raise ConfigError(f"Run {run_id} has an unreadable state file: {e}") from None
+            raise ConfigError(f"Run {folder.name} has an unreadable state file: {e}") from None
         return cls(folder, state)
 
     def save_state(self) -> None:
         self.state["updated"] = time.time()
-        atomic_write(self.folder / "state.json", json.dumps(self.state, ensure_ascii=False, default=str))
+        atomic_write(self.folder / "state.json", dumps(self.state))
 
     def lock(self) -> None:
         """Own the run for this process: a second ga on the same run is refused, not interleaved."""
-        fd = os.open(self.folder / "lock", os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
-            os.close(fd)
-            raise ConfigError(f"Run {self.id} is in use by another ga process (pid {holder}).") from None
-        os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())
-        self._lock = fd
+            self._lock = hold_lock(self.folder / "lock")
+        except BlockingIOError as e:
+            raise ConfigError(f"Run {self.id} is in use by another ga process (pid {e.args[0]}).") from None
+        self.state.update(liveness.owner())  # readers tell a live run from a crashed one by this process
+        self.save_state()
+
+    def discard(self) -> None:
+        """Remove the run folder: only for a run that never started (nothing in it is worth keeping)."""
+        shutil.rmtree(self.folder, ignore_errors=True)
 
     def unlock(self) -> None:
         if self._lock is not None:
@@ -110,7 +133,7 @@ class Run:
 
     def append(self, event: dict) -> None:
         """One JSON line, written with a single write call and flushed, so a kill leaves at most a torn tail."""
-        line = json.dumps({"t": round(time.time(), 3), **event}, ensure_ascii=False, default=str) + "\n"
+        line = dumps({"t": round(time.time(), 3), **event}) + "\n"
         with open(self._trajectory, "a+b") as f:
             if not self._torn_checked:  # a line torn by an earlier kill: start ours on a fresh line
                 self._torn_checked = True
@@ -144,6 +167,10 @@ class Run:
             elif kind == "result":
                 h.results[event["id"]] = event
                 h.tool_calls += 1
+            # a mailbox message is consumed by the one event that carries its effect
+            mail = event.get("mail") or (event.get("details") or {}).get("mail")
+            if mail:
+                h.mail.add(mail)
         h.messages = _with_results(h.messages, h.results)
         return h
 
@@ -160,3 +187,49 @@ def _with_results(messages: list[dict], results: dict[str, dict]) -> list[dict]:
 
 def tool_message(call_id: str, content: str) -> dict:
     return {"role": "tool", "tool_call_id": call_id, "content": content}
+
+
+def run_ids(runs_dir: Path) -> list[str]:
+    """Every run's id, oldest first (ids start with their creation time)."""
+    try:
+        with os.scandir(runs_dir) as entries:
+            return sorted(e.name for e in entries if e.is_dir() and not e.name.startswith("."))
+    except FileNotFoundError:
+        return []
+
+
+def resolve_id(runs_dir: Path, given: str) -> str:
+    """A run id from an id or a unique prefix of one; a clear error otherwise."""
+    if given and "/" not in given and given not in (".", "..") and (runs_dir / given / "state.json").is_file():
+        return given
+    known = run_ids(runs_dir)
+    matches = [i for i in known if given and i.startswith(given)] if "/" not in given else []
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        shown = ", ".join(matches[:5]) + (", ..." if len(matches) > 5 else "")
+        raise ConfigError(f"Run id prefix {given!r} matches {len(matches)} runs ({shown}): give more of the id.")
+    recent = ", ".join(known[-3:]) or "none"
+    raise ConfigError(f"No run {given!r} in {runs_dir} (recent runs: {recent}; list them with: python run.py runs).")
+
+
+def read_state(folder: Path) -> dict | None:
+    """A run's state file, or None when it is missing or unreadable (a listing skips such folders)."""
+    try:
+        with open(folder / "state.json", encoding="utf-8") as f:
+            state = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return state if isinstance(state, dict) else None
+
+
+def newest_run(runs_dir: Path, workdir: Path) -> str | None:
+    """The id of the run in this workspace that was active last (for --continue / --last)."""
+    best: tuple[float, str] | None = None
+    for run_id in run_ids(runs_dir):
+        state = read_state(runs_dir / run_id)
+        if state is None or state.get("workdir") != str(workdir):
+            continue
+        key = (float(state.get("updated") or state.get("created") or 0), run_id)
+        best = key if best is None or key > best else best
+    return best[1] if best else None

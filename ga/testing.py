@@ -9,6 +9,8 @@ A script is a list of steps, one per request:
      "args_as_object": True,       # send arguments as JSON objects instead of strings (a known server quirk)
      "fault": "500" | "429" | "drop" | "cut" | "reject_stream_options" | "no_stream" | ...,
      "retry_after": 1,             # Retry-After header sent with a status fault
+     "size": 100_000_000,          # bytes of text a "huge" reply carries
+     "interval": 2,                # seconds between the keep-alives of a "keepalive" fault
      "delay": 0.5}                 # seconds to wait before answering
 
 Faults (server only): a status ("500", "429", "401", ...) answers it with an OpenAI-style error body; "drop"
@@ -16,7 +18,11 @@ closes the connection without a response; "cut" streams the text and half of the
 then closes without [DONE] (without streaming it drops). A "reject_<param>" step answers 400 naming the parameter
 to every request that carries it and stays in place; the first request without the parameter gets the step's
 reply and consumes it. A "no_stream" step answers streamed requests with plain JSON (a server that ignores
-stream=true) and stays in place likewise. Every other fault consumes its step.
+stream=true) and stays in place likewise. Broken 200 replies: "truncated_json" (the completion, or a stream
+chunk, cut in half), "bad_sse" (an HTML error page as the body, or as a `data:` line), "no_choices" (an empty
+`choices` list), "huge" (`size` bytes of text). Hangs: "silent" accepts and never answers; "keepalive" sends
+the headers, then an SSE comment (a space without streaming) every `interval` seconds, and never a reply.
+Every fault but reject_ and no_stream consumes its step.
 Past the last step: HTTP 500, and assert_complete fails.
 
 Try ga without a model:  python -m ga.testing script.json [--port N]
@@ -31,8 +37,8 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable
 
+from ga.errors import ModelError
 from ga.fake_http import ChatServer, step_usage
-from ga.llm import ModelError
 from ga.protocols import Reply, ToolCall, Usage
 
 
@@ -116,7 +122,8 @@ class ScriptedModel(_Scripted):
     def __init__(self, steps: Iterable[dict] = ()):
         self._script = _Script(steps)
 
-    def complete(self, messages: list[dict], tools: list[dict], on_text: Callable[[str], None] | None = None) -> Reply:
+    def complete(self, messages: list[dict], tools: list[dict], on_text: Callable[[str], None] | None = None,
+                 *, deadline: float | None = None) -> Reply:
         request = {"messages": copy.deepcopy(messages), "tools": copy.deepcopy(tools)}
         step = self._script.take(request)
         if step is None:
@@ -135,7 +142,6 @@ class ScriptedModel(_Scripted):
             ),
             estimated_usage=step.get("usage") is False,
         )
-
 
 
 class ScriptedServer(_Scripted):
@@ -160,6 +166,7 @@ class ScriptedServer(_Scripted):
 
     def close(self) -> None:
         if self._httpd is not None:
+            self._httpd.stopping.set()
             self._httpd.shutdown()
             self._httpd.server_close()
 
@@ -168,6 +175,10 @@ class ScriptedServer(_Scripted):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+Script = _Script
+"""The steps consumed one per request, for fakes of other APIs (the benchmark tests' Responses and Anthropic ones)."""
 
 
 def main(argv: list[str] | None = None) -> None:

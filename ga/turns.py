@@ -2,21 +2,36 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+from dataclasses import dataclass, field
 
-from ga.dispatch import ToolResult
+from ga import escalation
+from ga.dispatch import MAX_CALLS_PER_REPLY, ToolResult
 from ga.errors import AgentStop
+from ga.prompts import render
 from ga.protocols import Reply, ToolCall
+from ga.text_calls import is_debris, text_calls
 
 _SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 STRIKES = 3
+CUT_FINISHES = frozenset({"length", "content_filter"})
+"""Finish reasons after which a reply's tool calls are not whole: they are not run."""
 
 CUT_CALLS = ("Not run: your reply was cut by the length limit, so its tool-call arguments are incomplete. "
              "Re-issue the calls complete; write large content in parts (file_write, then mode=append).")
 CUT_TEXT = "Your reply was cut by the length limit. Continue exactly where it stopped, more concisely."
+FILTERED = ("Your reply was stopped by the server's content filter (finish_reason content_filter); nothing of it "
+            "was used. Continue another way, wording it differently.")
 EMPTY = "Your reply was empty. Call a tool, or give your final answer as text."
 MALFORMED = "Your tool calls had malformed arguments."  # only named in the stop message: the dispatcher explains
+DOUBT = ("Your reply has no tool call, so it would end the task, but {why}. If the task is done, reply with the "
+         "final answer: what you did and the result. Otherwise call a tool to continue.")
+TOO_MANY = ("Only the first {limit} of your {asked} tool calls were run; the other {rest} were not. Call again "
+            "for those still needed, at most {limit} per reply.")
+_RUNTIME_PIECE = re.compile(r"[^.:;,()\[\]{}$\n]{20,}")
+"""Sentence pieces of ga's own instructions: a reply holding one echoes them instead of answering."""
 
 
 class UnusableReplies(AgentStop):
@@ -36,19 +51,28 @@ class Guard:
         self.strikes = strikes
 
     def check(self, reply: Reply) -> str | None:
-        """Before dispatch: the nudge for an empty or cut reply (None if the reply is usable so far)."""
+        """Before dispatch: the nudge for an empty, cut, filtered or doubtful reply (None if it is usable)."""
         if reply.finish_reason == "length":
             nudge = CUT_CALLS if reply.tool_calls else CUT_TEXT
+        elif reply.finish_reason == "content_filter":
+            nudge = FILTERED
         elif not reply.tool_calls and not reply.content.strip():
             nudge = EMPTY
+        elif not reply.tool_calls and not self.state.get("doubted") and (
+                why := not_an_answer(reply.content, after_failure=self.state.get("failed_last", False))):
+            self.state["doubted"] = True  # one nudge: the same kind of reply next counts as the answer
+            return DOUBT.format(why=why)
         else:
             return None
-        self._strike(nudge, "Try a larger max output length or another model." if nudge != EMPTY else
-                     "Try another model.")
+        advice = {EMPTY: "Try another model.", FILTERED: "The server's content filter refuses this task."}
+        self._strike(nudge, advice.get(nudge, "Try a larger max output length (GA_MAX_OUTPUT_TOKENS) or "
+                                              "another model."))
         return nudge
 
     def after_calls(self, results: list[ToolResult]) -> None:
         """After dispatch: a turn whose calls were all malformed is a strike; any other turn resets the count."""
+        self.state.pop("doubted", None)
+        self.state["failed_last"] = bool(results) and all(r.is_error for r in results)
         if results and all(r.details.get("stage") == "arguments" for r in results):
             self._strike(MALFORMED, "Try another model, or one with better tool-calling support.")
         else:
@@ -60,6 +84,62 @@ class Guard:
             self.state["strikes"] = 0  # a resumed run gets fresh strikes
             raise UnusableReplies(f"The model gave {self.strikes} unusable replies in a row "
                                   f"(last: {nudge.split('.', maxsplit=1)[0].lower()}); stopping. {advice}")
+
+
+def not_an_answer(content: str, *, after_failure: bool = False) -> str | None:
+    """Why a reply without tool calls does not read as a final answer (None when it does). A single word right
+    after a turn whose calls all failed (" impossible") is a give-up, not a result; elsewhere ("42") it may be."""
+    text = " ".join(content.split())
+    if is_debris(text):
+        return "it holds no text, only stray brackets or tags"
+    if len(text.split()) < 2 and after_failure:
+        return f"it is only {text!r}"
+    lowered = text.lower()
+    if any(piece in lowered for piece in _runtime_pieces()):
+        return "it repeats ga's own instructions instead of giving a result"
+    return None
+
+
+@functools.cache
+def _runtime_pieces() -> tuple[str, ...]:
+    texts = [render("system.md"), CUT_CALLS, CUT_TEXT, FILTERED, EMPTY, DOUBT, TOO_MANY, escalation.HINT_1,
+             escalation.HINT_2, escalation.HINT_2_AGAIN, escalation.HINT_3, escalation.LOOP]
+    pieces = {p.strip().lower() for t in texts for p in _RUNTIME_PIECE.findall(t.replace("{", "\n{"))}
+    return ("escalation stage", *(p for p in pieces if len(p) >= 20))
+
+
+@dataclass(kw_only=True)
+class Tidied:
+    """What tidy() changed in a reply, for the trajectory and the model."""
+
+    events: list[dict] = field(default_factory=list)
+    """Trajectory events saying what was done (calls taken from text, calls not run)."""
+    not_run: str = ""
+    """The note for the model when calls past MAX_CALLS_PER_REPLY were dropped."""
+    notices: list[str] = field(default_factory=list)
+    """Lines for the terminal."""
+
+
+def tidy(reply: Reply, known: set[str] | dict) -> Tidied:
+    """Make a reply usable as sent: calls written as text become calls, streamed debris beside calls is dropped,
+    and calls past MAX_CALLS_PER_REPLY are cut off."""
+    done = Tidied()
+    if not reply.tool_calls and reply.finish_reason not in CUT_FINISHES and (calls := text_calls(reply.content,
+                                                                                                    known)):
+        done.events.append({"type": "notice", "kind": "text_calls", "calls": len(calls), "text": reply.content})
+        done.notices.append(f"the reply wrote {len(calls)} tool call(s) as text; running them")
+        reply.tool_calls, reply.content, reply.finish_reason = calls, "", "tool_calls"
+    elif reply.tool_calls and reply.content and is_debris(reply.content):
+        done.events.append({"type": "notice", "kind": "debris", "text": reply.content})
+        reply.content = ""
+    asked = len(reply.tool_calls)
+    if asked > MAX_CALLS_PER_REPLY:
+        reply.tool_calls = reply.tool_calls[:MAX_CALLS_PER_REPLY]
+        done.not_run = TOO_MANY.format(limit=MAX_CALLS_PER_REPLY, asked=asked, rest=asked - MAX_CALLS_PER_REPLY)
+        done.events.append({"type": "notice", "kind": "too_many_calls", "asked": asked,
+                            "run": MAX_CALLS_PER_REPLY})
+        done.notices.append(f"the reply asked for {asked} tool calls; running the first {MAX_CALLS_PER_REPLY}")
+    return done
 
 
 def _arguments_text(arguments: str | dict | None) -> str:

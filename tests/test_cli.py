@@ -190,7 +190,7 @@ def test_limits_end_with_exit_4(home, workspace):
 
 def test_a_resumed_run_keeps_plan_mode(home, workspace):
     steps = [{"tool_calls": [tool_call("ask_user", question="Go?")]},
-             {"tool_calls": [tool_call("file_write", path="planned.txt", content="x")]}, {"content": "planned"}]
+             {"tool_calls": [tool_call("file_write", path="planned.txt", content="x")]}, {"content": "planned it"}]
     with ScriptedServer(steps) as server:
         paused = ga(["plan it", "--plan", "--json"], server, home, workspace)
         resumed = ga(["--resume", json.loads(paused.stdout)["run_id"], "--answer", "yes"], server, home, workspace)

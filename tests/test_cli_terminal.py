@@ -51,11 +51,11 @@ def test_the_final_answer_is_shown_once(home, workspace):
     answer = "The answer is 42, as streamed."
     steps = [{"content": "Looking.", "tool_calls": [tool_call("file_read", path=".")]}, {"content": answer}]
     with ScriptedServer(steps) as server:
-        run = tty(["answer"], server, home, workspace)
+        run = tty(["what is it"], server, home, workspace)
     assert run.returncode == 0
     assert run.text.count("The answer is 42") == 1 and run.text.count("Looking.") == 1
     with ScriptedServer(steps) as server:
-        piped = ga(["answer"], server, home, workspace)
+        piped = ga(["what is it"], server, home, workspace)
     assert piped.stdout == answer + "\n" and "The answer is 42" not in piped.stderr
     assert "Looking." in piped.stderr
 

@@ -218,4 +218,6 @@ SPEC = ToolSpec(
     },
     side_effect=SideEffect.READ_ONLY,
     run=run,
+    # models often count lines from 0: start=0 can only mean the first line
+    repair=lambda args: {**args, "start": 1} if args.get("start") == 0 else args,
 )

@@ -50,7 +50,9 @@ def start(settings, steps, *, run=None, extra=(), answer=None, interactive=False
 def test_a_reply_without_tool_calls_is_the_answer(settings):
     outcome, model, run = start(settings, [{"content": "42"}])
     assert (outcome.status, outcome.exit_code, outcome.answer) == ("done", 0, "42")
-    assert model.requests[0]["messages"][1] == {"role": "user", "content": "the task"}
+    first = model.requests[0]["messages"][1]
+    assert first["role"] == "user" and first["content"].endswith("\n\nthe task")
+    assert first["content"].startswith(f"Workspace {settings.workdir} (")
     assert run.state["status"] == "done" and run.state["answer"] == "42"
     model.assert_complete()
 
@@ -65,14 +67,14 @@ def test_the_checkpoint_is_shown_every_turn_and_survives_compaction(settings):
     assert outcome.status == "done"
     last = model.requests[-1]["messages"]
     assert "GOAL-MARKER" in last[-1]["content"]
-    assert last[1]["content"] == "the task"
+    assert last[1]["content"].endswith("\n\nthe task")
     assert any("dropped to fit the context" in str(m.get("content")) for m in last)
     assert sum(len(json.dumps(m)) for m in last) // 4 < 1_500
 
 
 def test_a_length_cut_tool_call_is_not_run_and_the_model_is_told(settings):
     ran = []
-    steps = [{"tool_calls": [{"name": "w", "arguments": '{"pa'}], "finish_reason": "length"}, {"content": "ok"}]
+    steps = [{"tool_calls": [{"name": "w", "arguments": '{"pa'}], "finish_reason": "length"}, {"content": "ok then"}]
     outcome, model, _ = start(settings, steps, extra=[counting_tool("w", SideEffect.WRITE, ran)])
     assert outcome.status == "done" and ran == []
     tool_msgs = [m for m in model.requests[1]["messages"] if m["role"] == "tool"]
@@ -130,7 +132,7 @@ def test_reused_call_ids_are_made_unique(settings):
 
 def test_prompt_templates_refuse_undefined_variables():
     with pytest.raises(KeyError, match="workdir"):
-        render("system.md", platform="x", date="y")
+        render("task.md", platform="x", date="y", task="z")
 
 
 def test_ctrl_c_during_a_program_kills_it_records_the_result_and_stops_the_run(settings):

@@ -54,7 +54,7 @@ def stages(run: Run) -> list[int]:
 
 
 HERE = {"tool_calls": [tool_call("file_read", path="here.txt")]}
-DONE = {"content": "done"}
+DONE = {"content": "all done"}
 
 
 def test_one_failure_carries_a_small_fix_hint_and_a_success_resets(settings):
@@ -282,7 +282,7 @@ def test_cli_a_no_progress_loop_exits_1(home, workspace):
 
 def test_cli_a_failing_program_counts_and_its_error_line_is_listed(home, workspace):
     run_it = {"tool_calls": [tool_call("code_run", script="import nosuchmod", type="python")]}
-    with ScriptedServer([run_it, run_it, {"content": "cannot"}]) as server:
+    with ScriptedServer([run_it, run_it, {"content": "cannot do it"}]) as server:
         proc = ga(["use nosuchmod"], server, home, workspace)
     assert proc.returncode == 0, proc.stderr
     stage_2 = results(server.requests[2])[-1]

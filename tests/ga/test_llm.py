@@ -10,7 +10,8 @@ from types import SimpleNamespace as NS
 import pytest
 
 from ga.config import load_settings
-from ga.llm import MAX_DELAY, ModelError, OpenAIModel, backoff_delay, retry_after_seconds
+from ga.errors import LimitReached
+from ga.llm import MAX_DELAY, ModelError, OpenAIModel, ServerUnreachable, backoff_delay, retry_after_seconds
 from ga.llm_stream import IncompleteReply, ReplyBuilder, estimate_tokens
 from ga.testing import ScriptedServer, tool_call
 
@@ -25,21 +26,21 @@ def serve(tmp_path):
     """serve(steps, **settings) -> (server, model, retry notices); the script must be used up exactly."""
     servers = []
 
-    def start(steps, **overrides):
+    def start(steps, max_reply_bytes=None, **overrides):
         server = ScriptedServer(steps).start()
         servers.append(server)
         settings = load_settings(
             env={},
-            base_url=server.url,
+            base_url=overrides.pop("base_url", server.url),
             api_key="test",
             model="m",
-            retry_base=0.01,
             home=tmp_path,
             workdir=tmp_path,
-            **overrides,
+            **{"retry_base": 0.01, **overrides},
         )
         notices: list[str] = []
-        return server, OpenAIModel(settings, on_retry=notices.append), notices
+        extra = {"max_reply_bytes": max_reply_bytes} if max_reply_bytes else {}
+        return server, OpenAIModel(settings, on_retry=notices.append, **extra), notices
 
     yield start
     for server in servers:
@@ -210,7 +211,7 @@ def test_retries_exhausted_say_how_many_attempts(serve):
 def test_slow_server_times_out_and_is_retried(serve):
     server, model, notices = serve([{"content": "late", "delay": 3}, {"content": "ok"}], request_timeout=1)
     assert model.complete(MESSAGES, []).content == "ok"
-    assert notices[0].startswith("no reply within 1 s")
+    assert notices[0].startswith("no complete reply within 1 s")
     assert len(server.requests) == 2
 
 
@@ -269,3 +270,102 @@ def test_stream_ending_without_finish_is_incomplete():
 def test_estimate_tokens_handles_very_long_text():
     assert estimate_tokens("") == 0
     assert 50_000 < estimate_tokens("word " * 200_000) <= 250_000
+
+
+@pytest.mark.parametrize("stream", [True, False])
+@pytest.mark.parametrize("fault", ["truncated_json", "bad_sse", "no_choices"])
+def test_a_broken_200_reply_is_retried_like_a_failure(serve, stream, fault):
+    server, model, notices = serve([{"fault": fault, "content": "lost"}, {"content": "ok"}], stream=stream)
+    assert model.complete(MESSAGES, []).content == "ok"
+    assert len(notices) == 1 and notices[0].startswith("broken reply (")
+    assert ("no choices" in notices[0]) == (fault == "no_choices")
+    server.assert_complete()
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_broken_replies_every_time_fail_with_one_message(serve, stream):
+    server, model, _ = serve([{"fault": "truncated_json"}] * 3, stream=stream, retries=2)
+    with pytest.raises(ModelError, match=r"after 3 attempts; last error: broken reply \(not valid JSON"):
+        model.complete(MESSAGES, [])
+    server.assert_complete()
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_huge_reply_is_dropped_at_the_cap_not_read_whole(serve, stream):
+    server, model, notices = serve([{"fault": "huge", "size": 5_000_000}, {"content": "ok"}], stream=stream,
+                                   max_reply_bytes=200_000)
+    assert model.complete(MESSAGES, []).content == "ok"
+    assert notices[0].startswith("broken reply (reply larger than 0.2 MB; dropped)")
+    server.assert_complete()
+
+
+@pytest.mark.parametrize("fault", ["silent", "keepalive"])
+@pytest.mark.parametrize("stream", [True, False])
+def test_the_request_timeout_is_a_total_deadline(serve, fault, stream):
+    server, model, notices = serve([{"fault": fault, "interval": 0.2}, {"content": "ok"}], stream=stream,
+                                   request_timeout=1.5)
+    started = time.monotonic()
+    assert model.complete(MESSAGES, []).content == "ok"
+    assert 1.4 < time.monotonic() - started < 6  # a keep-alive every 0.2 s does not restart the clock
+    assert notices[0].startswith("no complete reply within 1.5 s")
+    server.assert_complete()
+
+
+@pytest.mark.parametrize("fault", ["silent", "keepalive"])
+def test_the_run_deadline_ends_a_hanging_request_as_a_limit(serve, fault):
+    _, model, notices = serve([{"fault": fault, "interval": 0.2}])
+    started = time.monotonic()
+    with pytest.raises(LimitReached, match="while waiting for the model"):
+        model.complete(MESSAGES, [], deadline=started + 1.5)
+    assert 1.4 < time.monotonic() - started < 5 and notices == []
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_headers_sent_late_do_not_restart_the_clock(serve, stream):
+    # the headers come after 1.2 s, then nothing: the body's read must not get a fresh timeout of its own
+    _, model, _ = serve([{"fault": "keepalive", "interval": 60, "delay": 1.2}], stream=stream)
+    started = time.monotonic()
+    with pytest.raises(LimitReached):
+        model.complete(MESSAGES, [], deadline=started + 2)
+    assert time.monotonic() - started < 2.8
+
+
+def test_a_retry_that_would_pass_the_deadline_is_not_waited_for(serve):
+    _, model, notices = serve([{"fault": "429", "retry_after": 30}])
+    started = time.monotonic()
+    with pytest.raises(LimitReached, match="the retry after 429 rate limited would end after it"):
+        model.complete(MESSAGES, [], deadline=started + 5)
+    assert time.monotonic() - started < 3 and notices == []
+
+
+def test_a_server_that_cannot_be_reached_fails_fast_naming_it(serve):
+    with ScriptedServer() as gone:
+        url = gone.url  # a port that was just free: nothing listens there now
+    _, model, notices = serve([], base_url=url, retry_base=0.2)
+    started = time.monotonic()
+    with pytest.raises(ServerUnreachable, match="Cannot reach the model server at " + url) as caught:
+        model.complete(MESSAGES, [])
+    assert "(3 tries)" in str(caught.value) and "OPENAI_BASE_URL" in str(caught.value)
+    assert len(notices) == 2 and time.monotonic() - started < 5
+
+
+def test_completions_are_capped_and_a_rejected_cap_is_renamed_then_dropped(serve):
+    steps = [{"fault": "reject_max_tokens", "content": "one"}, {"fault": "reject_max_completion_tokens",
+                                                                "content": "two"}, {"content": "three"}]
+    server, model, _ = serve(steps, max_output_tokens=300)
+    assert [model.complete(MESSAGES, []).content for _ in steps] == ["one", "two", "three"]
+    sent = [(r.get("max_tokens"), r.get("max_completion_tokens")) for r in server.requests]
+    assert sent == [(300, None), (None, 300), (None, 300), (None, None), (None, None)]
+    server.assert_complete()
+
+
+def test_no_cap_is_sent_when_it_is_zero(serve):
+    server, model, _ = serve([{"content": "ok"}], max_output_tokens=0)
+    model.complete(MESSAGES, [])
+    assert "max_tokens" not in server.requests[0]
+
+
+def test_text_that_cannot_be_encoded_is_made_safe_on_the_wire(serve):
+    server, model, _ = serve([{"content": "ok"}])
+    model.complete([{"role": "user", "content": "half an emoji \ud83d, a byte \udce9"}], [])
+    assert server.requests[0]["messages"][0]["content"] == "half an emoji \ufffd, a byte \\xe9"

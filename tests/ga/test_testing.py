@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from ga.llm import ModelError
+from ga.errors import ModelError
 from ga.testing import ScriptedModel, ScriptedServer, tool_call
 
 MESSAGES = [{"role": "user", "content": "hi"}]
@@ -196,3 +196,36 @@ def test_command_line_serves_a_script_file(tmp_path):
     finally:
         process.kill()
         process.wait()
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_broken_200_faults_on_the_wire(stream):
+    steps = [{"fault": "truncated_json"}, {"fault": "bad_sse"}, {"fault": "no_choices"},
+             {"fault": "huge", "size": 300_000}]
+    with ScriptedServer(steps) as server:
+        cut, junk, empty, huge = (_post(server, {"messages": MESSAGES, "stream": stream}) for _ in steps)
+        server.assert_complete()
+    assert all(r.status_code == 200 for r in (cut, junk, empty, huge))
+    body = cut.text.split("\n\n")[0].removeprefix("data: ") if stream else cut.text
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(body)
+    assert "502 Bad Gateway" in junk.text and (junk.text.startswith("data: <html>") == stream)
+    first = _events(empty)[0] if stream else empty.json()
+    assert first["choices"] == []
+    assert huge.text.count("x") >= 300_000
+
+
+@pytest.mark.parametrize("fault", ["silent", "keepalive"])
+def test_hanging_faults_never_answer(fault):
+    with ScriptedServer([{"fault": fault, "interval": 0.1}]) as server:
+        url = urlsplit(server.url)
+        connection = http.client.HTTPConnection(url.hostname, url.port, timeout=1)
+        connection.request("POST", "/v1/chat/completions", json.dumps({"messages": MESSAGES, "stream": True}))
+        if fault == "silent":
+            with pytest.raises(TimeoutError):
+                connection.getresponse()
+        else:
+            response = connection.getresponse()
+            assert response.status == 200
+            assert response.read(40).count(b": keep-alive") >= 2  # a comment every 0.1 s, and nothing else
+        connection.close()

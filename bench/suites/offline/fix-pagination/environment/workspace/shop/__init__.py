@@ -1,0 +1,1 @@
+"""A tiny shop: a catalogue and its paginated listing."""

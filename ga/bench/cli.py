@@ -1,0 +1,160 @@
+"""python run.py bench SUITE --agents ga,mini-swe-agent --trials 3 [--workers N] [--out DIR] ...
+python run.py bench report DIR · python run.py bench install AGENT · python run.py bench agents"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from ga.errors import ConfigError
+
+EXIT_USAGE, EXIT_INTERRUPTED = 2, 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="run.py bench", description="Run agents on a task suite through one metering proxy; write "
+        "results.jsonl (resumable), report.html, PNG charts and ATIF trajectories.",
+        epilog="Also: `bench report DIR` (rewrite the report), `bench install AGENT`, `bench agents`.")
+    p.add_argument("suite", type=Path, help="a folder of tasks (or one task folder)")
+    p.add_argument("--agents", default="ga", help="comma-separated: ga, oracle, nop, mini-swe-agent, pi, ... or a "
+                   "path to an agent config (.toml); the first is the reference for win/tie/loss (default: ga)")
+    p.add_argument("--trials", type=int, default=1, help="trials per agent and task (default 1)")
+    p.add_argument("--workers", type=int, default=1, help="trials at once (default 1: a local model serves one)")
+    p.add_argument("--out", type=Path, help="results folder (default bench/out/SUITE-NAME); rerun to resume")
+    p.add_argument("--executor", default="local", help="local (a process pool) or dask://HOST:PORT")
+    p.add_argument("--model", help="model name for every agent (default: $GA_MODEL)")
+    p.add_argument("--upstream", help="the real OpenAI-compatible endpoint (default: $OPENAI_BASE_URL), or "
+                   "`scripted`: each task's scripted/AGENT.json answers (offline)")
+    p.add_argument("--anthropic-upstream", default=os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com",
+                   help="the Anthropic endpoint for agents that speak its Messages API")
+    p.add_argument("--tasks", help="comma-separated task names to run (NAME* for a prefix)")
+    p.add_argument("--max-turns", type=int, default=30, help="model requests per trial, for agents that take a "
+                   "limit (default 30)")
+    p.add_argument("--timeout", type=float, help="seconds per trial for every task (default: each task's "
+                   "[agent] timeout_sec)")
+    cassettes = p.add_mutually_exclusive_group()
+    cassettes.add_argument("--record", type=Path, metavar="DIR", help="save every exchange into cassettes in DIR")
+    cassettes.add_argument("--replay", type=Path, metavar="DIR", help="answer from the cassettes in DIR (no model)")
+    p.add_argument("--no-report", action="store_true", help="only results.jsonl")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    if argv and argv[0] in ("report", "install", "agents"):
+        return _tool(argv[0], argv[1:])
+    args = build_parser().parse_args(argv)
+    try:
+        return _bench(args)
+    except ConfigError as e:
+        print(f"ga bench: {e}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _config(args: argparse.Namespace, agents: list[str]):
+    from ga.bench.proxy import Upstream
+    from ga.bench.trial import BenchConfig
+
+    for flag in ("trials", "workers", "max_turns"):
+        if getattr(args, flag) < 1:
+            raise ConfigError(f"--{flag.replace('_', '-')} must be 1 or more")
+    if args.timeout is not None and args.timeout <= 0:
+        raise ConfigError("--timeout must be more than 0 seconds")
+    upstream = args.upstream or os.environ.get("OPENAI_BASE_URL", "")
+    scripted = upstream == "scripted"
+    model = args.model or os.environ.get("GA_MODEL") or ("scripted" if scripted or args.replay else "")
+    needs_model = any(a not in ("oracle", "nop") for a in agents)
+    if needs_model and not (scripted or args.replay) and not upstream:
+        raise ConfigError("No model endpoint: give --upstream URL (or set OPENAI_BASE_URL), --upstream scripted "
+                          "for the offline scripts, or --replay DIR.")
+    if needs_model and not model:
+        raise ConfigError("No model name: give --model (or set GA_MODEL).")
+    out = args.out or Path("bench") / "out" / args.suite.resolve().name
+    return BenchConfig(
+        out=out.resolve(), model=model, scripted=scripted, max_turns=args.max_turns, agent_timeout=args.timeout,
+        record=args.record.resolve() if args.record else None, replay=args.replay.resolve() if args.replay else None,
+        upstream=Upstream(openai_base="" if scripted else upstream, anthropic_base=args.anthropic_upstream,
+                          api_key=os.environ.get("OPENAI_API_KEY", ""),
+                          anthropic_key=os.environ.get("ANTHROPIC_API_KEY", "")))
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from ga.bench import charts, report, runner
+    from ga.bench.adapters import resolve
+    from ga.bench.executors import make_executor
+    from ga.bench.tasks import load_suite
+
+    specs = [a.strip() for a in args.agents.split(",") if a.strip()]
+    agents: dict[str, str] = {}
+    for given in specs:  # unknown or missing agents fail here, before any trial
+        spec = str(Path(given).expanduser().resolve()) if given.endswith(".toml") else given  # workers run elsewhere
+        adapter = resolve(spec)
+        if hasattr(adapter, "check_installed"):
+            adapter.check_installed()
+        if adapter.name in agents:
+            raise ConfigError(f"--agents: {adapter.name} is given twice")
+        agents[adapter.name] = spec
+    if not agents:
+        raise ConfigError("--agents: give one or more agents, comma-separated (e.g. ga,mini-swe-agent)")
+    tasks = load_suite(args.suite, [t.strip() for t in args.tasks.split(",")] if args.tasks else None)
+    config = _config(args, list(agents))
+    if not args.no_report:
+        charts.check_available()
+    runner.check_out_folder(config.out, config)
+    executor = make_executor(args.executor, args.workers)
+    print(f"ga bench: {len(tasks)} tasks × {', '.join(agents)} × {args.trials} trials → {config.out}",
+          file=sys.stderr)
+    try:
+        runner.run(tasks, agents, args.trials, config, executor=executor)
+    except KeyboardInterrupt:  # the runner has stopped the trials
+        print("\nga bench: interrupted; the finished trials are saved: run the same command to resume.",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        executor.close()
+    if not args.no_report:
+        path = report.write(config.out, list(agents), title=args.suite.resolve().name)
+        print(f"ga bench: report {path}", file=sys.stderr)
+    return 0
+
+
+def _tool(command: str, argv: list[str]) -> int:
+    try:
+        if command == "report":
+            if len(argv) != 1 or not (Path(argv[0]) / "results.jsonl").is_file():
+                raise ConfigError("usage: python run.py bench report DIR (a folder with results.jsonl)")
+            from ga.bench import report
+
+            print(report.write(Path(argv[0]).resolve()))
+            return 0
+        if command == "install":
+            force = "--force" in argv
+            argv = [a for a in argv if a != "--force"]
+            if len(argv) != 1:
+                raise ConfigError("usage: python run.py bench install AGENT [--force]")
+            from ga.bench.adapters import resolve
+            from ga.bench.cli_agent import CLIAgent
+
+            adapter = resolve(argv[0])
+            if not isinstance(adapter, CLIAgent):
+                raise ConfigError(f"{argv[0]} is built in: nothing to install")
+            return adapter.install_now(force)
+        return _list_agents()
+    except ConfigError as e:
+        print(f"ga bench: {e}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _list_agents() -> int:
+    from ga.bench.adapters import CONFIGS
+    from ga.bench.cli_agent import CLIAgent
+
+    print("oracle           built in: runs solution/solve.sh")
+    print("nop              built in: does nothing")
+    print("ga               built in: python run.py --json --autonomous")
+    for path in sorted(CONFIGS.glob("*.toml")):
+        agent = CLIAgent.load(path)
+        print(f"{agent.name:16s} {'tested' if agent.tested else 'untested'}: {agent.description}")
+    return 0

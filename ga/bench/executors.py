@@ -1,0 +1,125 @@
+"""Where jobs run: a local process pool (the default), or a Dask distributed cluster (--executor dask://HOST:PORT).
+
+Both hand back concurrent.futures-style futures; the runner waits on them as they complete. Dask workers need ga
+importable and the suite and output folder at the same paths as here (a shared file system): a job reads its
+task from disk and writes its trial folder there; only the result rows travel back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import signal
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import as_completed as futures_completed
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, Protocol
+
+from ga.errors import ConfigError
+
+
+class Executor(Protocol):
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Start fn(*args) somewhere; returns a future with .result()."""
+        ...
+
+    def as_completed(self, futures: Iterable[Any]) -> Iterator[Any]:
+        """The futures in the order they finish."""
+        ...
+
+    def close(self) -> None:
+        """Stop: pending jobs are cancelled."""
+        ...
+
+    def lost(self, error: BaseException) -> bool:
+        """True when a job failed because its worker died (not because of the job): the runner resubmits it once."""
+        ...
+
+    def interrupt(self) -> None:
+        """Ctrl-C: stop the running jobs the way a trial is stopped (its agent killed, its folder left to rerun)."""
+        ...
+
+
+class LocalExecutor:
+    """A pool of worker processes (spawned, so a worker starts clean whatever the harness holds)."""
+
+    def __init__(self, workers: int):
+        self.workers = workers
+        self.pool = self._new_pool()
+
+    def _new_pool(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"))
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Future:
+        try:
+            return self.pool.submit(fn, *args)
+        except BrokenProcessPool:  # a worker died (killed, out of memory): the pool is unusable, start another
+            self.pool.shutdown(wait=False, cancel_futures=True)
+            self.pool = self._new_pool()
+            return self.pool.submit(fn, *args)
+
+    def lost(self, error: BaseException) -> bool:
+        return isinstance(error, BrokenProcessPool)
+
+    def interrupt(self) -> None:
+        # SIGINT, not SIGTERM: the worker's KeyboardInterrupt kills its agent's process group on the way out. The
+        # pool has no public way to reach its processes; a terminal's Ctrl-C reaches them by itself, a kill does not.
+        for process in list(getattr(self.pool, "_processes", {}).values()):
+            with contextlib.suppress(OSError):
+                os.kill(process.pid, signal.SIGINT)
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def as_completed(self, futures: Iterable[Future]) -> Iterator[Future]:
+        return futures_completed(list(futures))
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+class DaskExecutor:
+    """Jobs on a Dask distributed cluster: a scheduler address, or a Client the caller made (e.g. on a LocalCluster).
+    Each job is pure=False (a trial is never a cached result) and retried by nobody: a failure is a failed row."""
+
+    def __init__(self, address: str | None = None, client: Any = None, timeout: float = 10):
+        try:
+            from distributed import Client
+        except ImportError:
+            raise ConfigError('--executor dask:// needs Dask: pip install "dask[distributed]" '
+                              "(or pip install -r requirements-bench.txt)") from None
+        self._own = client is None
+        try:
+            self.client = client or Client(address, timeout=timeout)
+        except OSError as e:
+            raise ConfigError(f"No Dask scheduler at {address}: {e}. Start one with `dask scheduler` and workers "
+                              "with `dask worker HOST:PORT`.") from None
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return self.client.submit(fn, *args, pure=False)
+
+    def as_completed(self, futures: Iterable[Any]) -> Iterator[Any]:
+        from distributed import as_completed
+
+        return iter(as_completed(list(futures)))
+
+    def close(self) -> None:
+        if self._own:
+            self.client.close()
+
+    def lost(self, error: BaseException) -> bool:
+        return False  # Dask already reschedules the jobs of a lost worker (KilledWorker after its retries)
+
+    def interrupt(self) -> None:
+        self.close()  # the scheduler cancels the jobs of a client that leaves
+
+
+def make_executor(spec: str, workers: int) -> Executor:
+    """`local` (default) or `dask://HOST:PORT` (also tcp://HOST:PORT)."""
+    if spec in ("", "local"):
+        return LocalExecutor(workers)
+    if spec.startswith("dask://"):
+        return DaskExecutor("tcp://" + spec.removeprefix("dask://"))
+    if spec.startswith("tcp://"):
+        return DaskExecutor(spec)
+    raise ConfigError(f"--executor {spec!r}: use local or dask://HOST:PORT")
