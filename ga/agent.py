@@ -103,6 +103,8 @@ class Agent:
 
     def query(self) -> Reply:
         messages = self.context.request(self.ctx.state.get("checkpoint", ""))
+        if hasattr(self.ui, "turn"):
+            self.ui.turn(self.turns + 1)
         reply = self.model.complete(messages, self.schemas, on_text=getattr(self.ui, "text", None),
                                     deadline=self.ctx.deadline)
         self.turns += 1

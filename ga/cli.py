@@ -13,10 +13,18 @@ import logging
 import sys
 from pathlib import Path
 
+import ga
 from ga.config import Settings, load_settings
 from ga.errors import AgentStop, ConfigError
 
 EXIT_USAGE = 2
+EXIT_CODES = """exit codes:
+  0    done
+  1    failed or gave up
+  2    usage or configuration error
+  3    paused, waiting for a human: --resume RUN_ID --answer "..."
+  4    a limit was reached (turns, tokens, time)
+  130  interrupted (Ctrl-C or SIGTERM); the run is saved: --resume RUN_ID continues it"""
 
 COMMANDS: dict[str, str] = {
     "runs": "ga.commands.runs",
@@ -34,9 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="run.py", description="ga: a minimal general-purpose LLM agent. Commands: "
                                 "runs, tail, answer, stop, schedule (python run.py COMMAND --help); "
                                 "`python run.py run TEXT` always starts a task.",
-                                epilog="Exit codes: 0 done, 1 failed, 2 usage/configuration, 3 paused for a "
-                                       "human, 4 a limit was reached.")
+                                epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("task", nargs="?", help="what to do")
+    p.add_argument("--version", action="version", version=f"ga {ga.__version__}")
     models = p.add_mutually_exclusive_group()
     models.add_argument("--model", help="model name (default: $GA_MODEL)")
     models.add_argument("--local", action="store_true",

@@ -28,6 +28,8 @@ MAX_PARALLEL = 10
 TURN_OUTPUT_CHARS = 50_000
 """Output budget for all results of one turn; each result gets a share, never less than MIN_RESULT_CHARS."""
 MIN_RESULT_CHARS = 10_000
+MAX_EDITS = 5
+"""Edits of one call at an approval before it counts as rejected."""
 MAX_CALLS_PER_REPLY = 32
 """Tool calls run from one reply; the model is told that the rest were not run."""
 _NOT_SHOWN = frozenset({"additionalProperties"})
@@ -69,12 +71,16 @@ class ToolContext:
     def workspace(self) -> Path:
         return self.settings.workdir
 
-    def resolve(self, path: str, *, write: bool = False) -> Path:
-        """A path the file tools may touch, or PermissionDenied naming the rule."""
+    def roots(self, *, write: bool = False) -> list[Path]:
+        """The folders the file tools may reach, the workspace first; for reading also SOPs, memory and this run."""
         roots = list(self.settings.allow_paths)
         if not write:  # learned SOPs and memory are readable from any workspace
             roots += [self.settings.home / "sop", self.settings.home / "memory", self.run_dir]
-        return confine(path, self.workspace, [Path(r).resolve() for r in roots], write=write)
+        return [self.workspace, *(Path(r).resolve() for r in roots)]
+
+    def resolve(self, path: str, *, write: bool = False) -> Path:
+        """A path the file tools may touch, or PermissionDenied naming the rule."""
+        return confine(path, self.workspace, self.roots(write=write)[1:], write=write)
 
     def save_output(self, name: str, data: str | bytes) -> Path:
         """Keep a full output in the run folder; the model is told the path."""
@@ -108,6 +114,11 @@ class ToolSpec:
     """Tool-specific permission check (e.g. the command policy); returns the arguments to run, maybe edited."""
     state_only: bool = False
     """Writes only the agent's own state (the checkpoint): plan and confirm modes let it through."""
+    preview: Callable[[dict, ToolContext], str] | None = None
+    """What --confirm shows before the call runs (a diff); raises the refusal the call would get. Default: the
+    arguments one per line, the editable one as written."""
+    editable: str | None = None
+    """The argument a human edits at an approval (content, script...); None: the arguments as JSON."""
     repair: Callable[[dict], dict] | None = None
     """This tool's own repair of an unambiguous slip, run before validation (e.g. file_read's start=0)."""
 
@@ -203,6 +214,10 @@ class Dispatcher:
         try:
             args = self._permit(p.spec, p.args, call_ctx)
             result = p.spec.run(args, call_ctx)
+            if changed := [k for k in {**p.args, **args} if args.get(k) != p.args.get(k)]:
+                result.content = (f"[The user edited this call before approving it ({', '.join(changed)} changed); "
+                                  f"this is the result of their version.]\n{result.content}")
+                result.details["edited"] = args
         except (AgentStop, KeyboardInterrupt):
             raise
         except PermissionDenied as e:
@@ -231,19 +246,46 @@ def _for_call(ctx: ToolContext, call_id: str, budget: int) -> ToolContext:
 
 
 def _confirm(spec: ToolSpec, args: dict, ctx: ToolContext) -> dict:
+    """Show the change (a diff, the command as written) and ask; an edit is shown again for approval."""
     if not ctx.interactive:
         raise PermissionDenied(
             f"Refused {spec.name}: the run is in confirm mode (rule: confirm-mode) and no human is at a terminal "
             "to approve it. Give your proposed change as the final answer instead.")
-    decision, text = ctx.ui.approve(f"{spec.name} ({spec.side_effect.value})",
-                                    json.dumps(args, ensure_ascii=False, indent=1))
-    if decision == "reject":
-        raise PermissionDenied(f"The user rejected this {spec.name} call (rule: confirm-mode). Ask or try otherwise.")
-    if decision == "edit":
-        edited = arguments.repair(arguments.parse(text, spec.name), spec.parameters)
-        arguments.validate(spec.name, edited, spec.parameters, spec.validator)
-        return edited
-    return args
+    title = f"{spec.name} ({spec.side_effect.value})"
+    for _ in range(MAX_EDITS + 1):
+        shown = spec.preview(args, ctx) if spec.preview else plain_view(args, spec.editable)
+        field = spec.editable
+        editable = str(args.get(field, "")) if field else json.dumps(args, ensure_ascii=False, indent=1)
+        decision, text = ctx.ui.approve(title, shown, editable)
+        if decision == "approve":
+            return args
+        if decision == "reject":
+            reason = f" Their reason: {' '.join(text.split())}" if text.strip() else ""
+            raise PermissionDenied(f"The user rejected this {spec.name} call (rule: confirm-mode).{reason} "
+                                   "Take that into account: ask them, or do it another way.")
+        try:  # an edit the human got wrong is said to the human, never sent to the model
+            edited = {**args, field: text} if field else arguments.repair(arguments.parse(text, spec.name),
+                                                                          spec.parameters)
+            arguments.validate(spec.name, edited, spec.parameters, spec.validator)
+        except ToolError as e:
+            ctx.ui.notice(f"That edit cannot be used: {e}")
+            continue
+        args = edited
+    raise PermissionDenied(f"The {spec.name} call was edited {MAX_EDITS} times without being approved; "
+                           "nothing was run. Ask the user what they want.")
+
+
+def plain_view(args: dict, editable: str | None = None) -> str:
+    """The arguments for a human: `name: value` lines; text with newlines (and the editable one) as written."""
+    lines = []
+    for name, value in args.items():
+        if name != editable and not (isinstance(value, str) and "\n" in value):
+            lines.append(f"{name}: {value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}")
+    blocks = [f"{name}:\n{value}" for name, value in args.items()
+              if name != editable and isinstance(value, str) and "\n" in value]
+    if editable in args:
+        blocks.append(str(args[editable]))
+    return "\n\n".join(filter(None, ["\n".join(lines), *blocks]))
 
 
 def _within_budget(result: ToolResult, ctx: ToolContext) -> ToolResult:

@@ -47,6 +47,9 @@ HINT_3 = "[Escalation stage 3: {why}. The user has been asked for help; wait for
 LOOP = ("[Same call, same result {n} times in a row: no progress. Use what you already have, or do something "
         "different.]")
 ANSWER = "The user, asked for help because the task was stuck, answers: {answer}"
+NOTICES = {0: "escalation over: {why}",
+           2: "escalation stage 2 ({why}): the model is told to stop retrying and change its approach",
+           3: "escalation stage 3 ({why}): asking the human for help"}
 
 
 class NoProgress(AgentStop):
@@ -99,8 +102,8 @@ class Escalation:
             if call.name == "ask_user" and not result.is_error:
                 self._reset("the user answered the model's own question")
             return result  # while a question to the human is pending, nothing else moves the stage
-        if result.details.get("stage") in NEUTRAL:
-            return result
+        if result.details.get("stage") in NEUTRAL or result.details.get("killed") == "interrupted":
+            return result  # the user's own Ctrl-C is not a failure of the approach
         hint = self._failed(call, result) if result.is_error else self._succeeded(call, result, read_only)
         if hint:
             result.content = f"{result.content}\n{hint}"
@@ -205,15 +208,17 @@ class Escalation:
         self.state.clear()
 
     def _change(self, stage: int, why: str, question: str | None = None) -> None:
-        self.state["stage"] = stage
-        label = f"escalation stage {stage}" if stage else "escalation reset"
+        before, self.state["stage"] = self.state.get("stage", 0), stage
         event = {"type": "stage", "stage": stage, "reason": why, **({"question": question} if question else {})}
         if hasattr(self.ui, "stage"):  # sinks that report stages as such (--jsonl) get them instead of a notice
             self.run.append(event)
             self.ui.stage(stage, why)
         else:
-            self._event(event, f"{label}: {why}")
+            # every change is in the trajectory; the terminal hears of stages 2 and 3 only: an ordinary failure
+            # (`ls missing`) and its fix are already on the tool's own line
+            self._event(event, NOTICES[stage].format(why=why) if stage >= 2 or (stage == 0 and before >= 2) else None)
 
-    def _event(self, event: dict, line: str) -> None:
+    def _event(self, event: dict, line: str | None) -> None:
         self.run.append(event)
-        self.ui.notice(line)
+        if line:
+            self.ui.notice(line)

@@ -27,12 +27,17 @@ def check_mode(mode: str, tool: str, side_effect: SideEffect) -> None:
 def confine(path: str, workspace: Path, roots: list[Path], *, write: bool) -> Path:
     """Resolve `path` (relative to the workspace) and refuse it unless it lies inside an allowed root.
 
-    Symlinks and `..` are resolved first, so a link pointing out of the workspace is refused too.
+    Symlinks and `..` are resolved first, so a link pointing out of the workspace is refused too. The file tools
+    then open exactly the returned path without following links (tools/files/confined.py), so a link that changes after
+    this check cannot take them outside.
     """
     if not path or "\x00" in path:
         raise PermissionDenied(f"Invalid path {path!r}: give a file path relative to the workspace.")
     raw = Path(os.path.expanduser(path))
-    target = (raw if raw.is_absolute() else workspace / raw).resolve()
+    try:
+        target = (raw if raw.is_absolute() else workspace / raw).resolve()
+    except RuntimeError as e:  # a symlink loop (other OSErrors: a link changed while it was read; the caller retries)
+        raise PermissionDenied(f"Cannot resolve {path}: {e}. Give a path without a symlink loop.") from None
     allowed = [workspace, *roots]
     if any(target == r or target.is_relative_to(r) for r in allowed):
         return target

@@ -56,8 +56,9 @@ class UI(Protocol):
         """Ask the human; numbered candidates, free text allowed."""
         ...
 
-    def approve(self, title: str, text: str) -> tuple[str, str]:
-        """Ask before a change: returns ("approve" | "reject" | "edit", the possibly edited text)."""
+    def approve(self, title: str, text: str, editable: str | None = None) -> tuple[str, str]:
+        """Show `text` (a diff, a command as written) and ask before the change. Returns ("approve", ""),
+        ("reject", the human's reason or ""), or ("edit", the new version of `editable`, which defaults to `text`)."""
         ...
 
     def live(self, text: str) -> None:

@@ -71,9 +71,13 @@ def run_task(settings: Settings, *, task: str | None, resume: str | None = None,
                 outcome = _drive(run, settings, Heartbeat(ui, run.folder), answer=answer)
             write_outbox(run, outcome.as_json(), outcome.question)
     except ServerUnreachable:
+        _close(ui)
         run.unlock()
         if not resume:
             run.discard()  # the run never started: leave no folder behind to list or resume
+        raise
+    except BaseException:
+        _close(ui)  # the spinner goes, whatever ends the run
         raise
     finally:
         run.unlock()
@@ -110,6 +114,11 @@ def _finished(run: Run, answer: str | None) -> Outcome | None:
                    usage=history.usage, tool_calls=history.tool_calls)
 
 
+def _close(ui: Terminal | JsonlSink) -> None:
+    if hasattr(ui, "close"):
+        ui.close()
+
+
 def _report(ui: Terminal | JsonlSink, run: Run, outcome: Outcome, settings: Settings) -> None:
     if hasattr(ui, "end"):  # --jsonl: the end event carries the outcome
         ui.end(outcome)
@@ -117,11 +126,13 @@ def _report(ui: Terminal | JsonlSink, run: Run, outcome: Outcome, settings: Sett
         if not settings.json:
             ui.answer(outcome.status, outcome.answer)
     else:
+        _close(ui)  # what was under way is over: the spinner goes before the outcome is told
         ui.notice(f"{outcome.status}: {outcome.answer}")
         if outcome.status == "paused":
             ui.notice(f'answer with: python run.py answer {run.id} "..."  (or --resume {run.id} --answer "...")')
         elif outcome.status in ("limit", "interrupted", "failed"):
             ui.notice(f"resume with: python run.py --resume {run.id}")
+    _close(ui)
     sys.stdout.flush()
     sys.stderr.flush()
 
@@ -132,14 +143,15 @@ def _drive(run: Run, settings: Settings, ui: Heartbeat, *, answer: str | None) -
     from ga.llm import OpenAIModel
     from tools import load_tools
 
-    agent = Agent(settings=settings, model=OpenAIModel(settings, on_retry=ui.notice),
+    # a retry sends the reply again from the start: the Terminal drops what it streamed of it
+    agent = Agent(settings=settings, model=OpenAIModel(settings, on_retry=getattr(ui, "retry", ui.notice)),
                   dispatcher=Dispatcher(load_tools()), run=run, ui=ui,
                   interactive=not settings.autonomous, answer=answer)
     if hasattr(ui, "started"):
         ui.started(run_id=run.id, task=run.state.get("task", ""), model=settings.model, workdir=str(settings.workdir),
                    mode=settings.mode, resumed=bool(agent.turns))
     else:
-        ui.err.print(f"[dim]run {run.id} · {settings.model} · {settings.workdir} · {settings.mode} mode[/]")
+        ui.info(f"run {run.id} · {settings.model} · {settings.workdir} · {settings.mode} mode")
     # SIGTERM (e.g. a job runner stopping us) is handled like Ctrl-C: the run is saved and resumable
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:

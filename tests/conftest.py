@@ -23,7 +23,7 @@ class ScriptedTerminal:
         self.asked.append(("ask", question, candidates))
         return self.answers.pop(0)
 
-    def approve(self, title: str, text: str) -> tuple[str, str]:
+    def approve(self, title: str, text: str, editable: str | None = None) -> tuple[str, str]:
         self.asked.append(("approve", title, text))
         return self.answers.pop(0)
 

@@ -158,4 +158,4 @@ def tail_lines(text: str, *, whole: bool, max_chars: int, max_lines: int) -> tup
 
 
 SPEC = ToolSpec(name="code_run", description=DESCRIPTION, parameters=PARAMETERS,
-                side_effect=SideEffect.SYSTEM_CHANGE, run=run, check=check)
+                side_effect=SideEffect.SYSTEM_CHANGE, run=run, check=check, editable="script")

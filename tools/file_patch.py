@@ -5,14 +5,17 @@ from __future__ import annotations
 import bisect
 import difflib
 import itertools
+import os
 import re
+import stat
 from array import array
-from pathlib import Path
+from dataclasses import dataclass
 
 from ga.dispatch import ToolContext, ToolResult, ToolSpec
 from ga.errors import ToolError
 from ga.permissions import SideEffect
 from tools import fileio
+from tools.files.confined import Place, confined
 
 LISTED_MATCHES = 10
 MAX_COUNTED = 1000
@@ -37,6 +40,8 @@ _BLANKS = " \t\u00a0\u2007\u202f\u205f\u3000" + "".join(map(chr, range(0x2000, 0
 _SPECIAL = re.compile(f"(?P<blank>(?<![{_BLANKS}])[{_BLANKS}]++(?=[\r\n]|\\Z))|(?P<eol>\r\n?)"
                       f"|(?P<fold>[{re.escape(''.join(map(chr, _FOLD)))}])")
 _NUMBERED = re.compile(r"^\s*\d+\|")
+MAX_BYTES = 16 << 20
+"""Bigger files are refused with the code_run route named: a patch holds the file in memory several times over."""
 PATCH_ADVICE = "Give the path of a regular text file (file_read lists a folder to find one)."
 
 
@@ -48,6 +53,10 @@ class _Folded:
         parts: list[str] = []
         # four flat int arrays instead of tuples: a big CRLF file has a piece per line
         self._keys, self._lengths, self._starts, self._ends = (array("q") for _ in range(4))
+        if text.isascii() and "\r" not in text and " \n" not in text and "\t\n" not in text \
+                and not text.endswith((" ", "\t")):
+            self.text = text  # nothing to fold (the common case), found at C speed instead of by the regex
+            return
         size, last = 0, 0
         for m in _SPECIAL.finditer(text):
             kind = m.lastgroup
@@ -201,10 +210,37 @@ def _with_line_endings(new: str, text: str) -> str:
     return new.replace("\n", "\r\n") if crlf and crlf >= text.count("\n") - crlf else new
 
 
-def _patch(real: Path, ctx: ToolContext, shown: str, old: str, new: str) -> ToolResult:
-    fileio.ensure_unchanged(ctx, real, shown)
-    with fileio.open_regular(real, shown, "file_patch", PATCH_ADVICE) as f:
-        data = f.read()
+@dataclass(kw_only=True)
+class _Plan:
+    """A patch located but not yet written."""
+
+    data: bytes
+    """The file's bytes as read."""
+    text: str
+    start: int
+    end: int
+    """The span of `text` that is replaced."""
+    new: str
+    """new_content in the file's own line-ending style."""
+    tolerant: bool
+
+
+def _too_big(shown: str, size: int) -> ToolError:
+    return ToolError(f"{shown} is {fileio.human_size(size)}, over file_patch's {fileio.human_size(MAX_BYTES)} limit "
+                     "(a patch holds the whole file in memory to find one exact match). Edit it with code_run "
+                     "instead, streaming it: `sed -i 's/OLD/NEW/' PATH` for a line, or a python loop over "
+                     "`open(PATH)` writing a new file that then replaces it with os.replace.")
+
+
+def _plan(place: Place, st: os.stat_result, ctx: ToolContext, shown: str, args: dict) -> _Plan:
+    old, new = args["old_content"], args["new_content"]
+    fileio.ensure_unchanged(ctx, place.real, st, shown, "this edit")
+    if st.st_size > MAX_BYTES:
+        raise _too_big(shown, st.st_size)
+    with fileio.open_regular(place, st, shown, "file_patch", PATCH_ADVICE) as f:
+        data = f.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:  # it grew since the stat
+        raise _too_big(shown, len(data))
     if fileio.is_binary(data[: fileio.SNIFF_BYTES]):
         raise ToolError(f"{shown} is a binary file; file_patch edits text only.")
     text = data.decode("utf-8", "surrogateescape")
@@ -214,37 +250,64 @@ def _patch(real: Path, ctx: ToolContext, shown: str, old: str, new: str) -> Tool
     if len(spans) > 1:
         raise _many(text, spans, shown)
     start, end = spans[0]
-    new = _with_line_endings(new, text)
+    return _Plan(data=data, text=text, start=start, end=end, new=_with_line_endings(new, text), tolerant=tolerant)
+
+
+def _apply(place: Place, st: os.stat_result, ctx: ToolContext, shown: str, plan: _Plan) -> ToolResult:
+    text, start, end, new = plan.text, plan.start, plan.end, plan.new
     head = len(text[:start].encode("utf-8", "surrogateescape"))
     tail = head + len(text[start:end].encode("utf-8", "surrogateescape"))
     # the file's own bytes outside the span, whatever their encoding
-    fileio.remember(ctx, real, fileio.atomic_write(real, [data[:head], fileio.encode(new), data[tail:]]))
+    fileio.remember(ctx, place.real, place.replace([plan.data[:head], fileio.encode(new), plan.data[tail:]], st))
     first, old_lines, new_lines = _line_of(text, start), _line_count(text[start:end]), _line_count(new)
     last = first + max(old_lines, 1) - 1
     where = f"line {first}" if last == first else f"lines {first}-{last} ({old_lines} lines)"
     did = f"deleted {where}" if not new else f"replaced {where} with {new_lines} line{'s' * (new_lines != 1)}"
     note = " (tolerant match: line endings, spaces, quotes or dashes differed)"
-    return ToolResult(content=f"Patched {shown}: {did}.{note if tolerant else ''}",
-                      details={"path": str(real), "diff": _diff(text, start, end, new, shown),
-                               "tolerant": tolerant, "lines": [first, last]})
+    return ToolResult(content=f"Patched {shown}: {did}.{note if plan.tolerant else ''}",
+                      details={"path": str(place.real), "diff": _diff(text, start, end, new, shown),
+                               "tolerant": plan.tolerant, "lines": [first, last]})
 
 
-def run(args: dict, ctx: ToolContext) -> ToolResult:
+def _target(place: Place, ctx: ToolContext, args: dict) -> os.stat_result:
+    """The checks before the file is read: arguments that cannot work, a folder, a missing or special file."""
     path, old, new = args["path"], args["old_content"], args["new_content"]
-    real = ctx.resolve(path, write=True)
     if not old:
         raise ToolError("old_content is empty. To create or replace a whole file use file_write; to insert text, "
                         "give the lines next to the spot as old_content and repeat them in new_content.")
     if old == new:
         raise ToolError("old_content and new_content are identical: nothing to change.")
-    if real.is_dir():
-        raise ToolError(f"{path} is a folder; give a file path.")
-    if not real.exists():
-        raise fileio.missing(real, ctx.workspace, path, "Create a new file with file_write.")
     with fileio.os_errors("patch", path):
-        fileio.require_regular(real, path, "file_patch", PATCH_ADVICE)
-    with fileio.path_lock(real), fileio.os_errors("patch", path):
-        return _patch(real, ctx, path, old, new)
+        st = place.lstat()
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            raise ToolError(f"{path} is a folder; give a file path.")
+        if st is None:
+            raise fileio.missing(place.real, ctx.workspace, path, "Create a new file with file_write.")
+        fileio.require_regular(st, path, "file_patch", PATCH_ADVICE)
+    return st
+
+
+def _patch(place: Place, ctx: ToolContext, args: dict) -> ToolResult:
+    path = args["path"]
+    with fileio.path_lock(place.real), fileio.os_errors("patch", path):
+        st = _target(place, ctx, args)
+        return _apply(place, st, ctx, path, _plan(place, st, ctx, path, args))
+
+
+def run(args: dict, ctx: ToolContext) -> ToolResult:
+    # read and replaced from the workspace's descriptor, never through a link that appeared after the check
+    return confined(ctx, args["path"], lambda place: _patch(place, ctx, args), write=True)
+
+
+def preview(args: dict, ctx: ToolContext) -> str:
+    """The diff this call would make (for --confirm); the same refusals as running it, nothing written."""
+
+    def diff(place: Place) -> str:
+        with fileio.os_errors("patch", args["path"]):
+            plan = _plan(place, _target(place, ctx, args), ctx, args["path"], args)
+        return _diff(plan.text, plan.start, plan.end, plan.new, args["path"])
+
+    return confined(ctx, args["path"], diff, write=True)
 
 
 SPEC = ToolSpec(
@@ -266,4 +329,6 @@ SPEC = ToolSpec(
     },
     side_effect=SideEffect.WRITE,
     run=run,
+    preview=preview,
+    editable="new_content",
 )

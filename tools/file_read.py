@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import BinaryIO
 
 from ga.dispatch import ToolContext, ToolResult, ToolSpec
 from ga.errors import ToolError
 from ga.permissions import SideEffect
 from tools import fileio
+from tools.files.confined import Place, confined
 
 MAX_LINE_CHARS = 2000
 HEAD_BYTES = MAX_LINE_CHARS * 4  # enough bytes for MAX_LINE_CHARS characters of UTF-8
@@ -136,8 +137,17 @@ def _entries(count: int) -> str:
     return f"{count} entr{'y' if count == 1 else 'ies'}"
 
 
-def _list_folder(real: Path, shown: str, args: dict, budget: int) -> str:
-    entries = sorted(os.scandir(real), key=lambda e: (not e.is_dir(), e.name.lower()))
+def _list_folder(place: Place, shown: str, args: dict, budget: int) -> str:
+    fd = place.open_dir()
+    try:
+        with os.scandir(fd) as found:
+            entries = sorted(found, key=lambda e: (not e.is_dir(), e.name.lower()))
+            return _rows(entries, shown, args, budget)
+    finally:
+        os.close(fd)
+
+
+def _rows(entries: list[os.DirEntry], shown: str, args: dict, budget: int) -> str:
     start, count = args.get("start", 1), args.get("count", 200)
     rows: list[str] = []
     used = 0
@@ -162,14 +172,19 @@ def _list_folder(real: Path, shown: str, args: dict, budget: int) -> str:
 
 
 def run(args: dict, ctx: ToolContext) -> ToolResult:
-    path = args["path"]
-    real = ctx.resolve(path, write=False)
+    # opened from the workspace's descriptor, never through a link that appeared after the check
+    return confined(ctx, args["path"], lambda place: _read(place, args, ctx), write=False)
+
+
+def _read(place: Place, args: dict, ctx: ToolContext) -> ToolResult:
+    path, real = args["path"], place.real
     with fileio.os_errors("read", path):
-        if real.is_dir():
-            return ToolResult(content=_list_folder(real, path, args, ctx.output_budget), details={"path": str(real)})
-        if not real.exists():
+        st = place.lstat()
+        if st is None:
             raise fileio.missing(real, ctx.workspace, path, "List a folder with file_read to see what exists.")
-        with fileio.open_regular(real, path, "file_read", READ_ADVICE) as f:
+        if stat.S_ISDIR(st.st_mode):
+            return ToolResult(content=_list_folder(place, path, args, ctx.output_budget), details={"path": str(real)})
+        with fileio.open_regular(place, st, path, "file_read", READ_ADVICE) as f:
             info = os.fstat(f.fileno())
             sample = f.read(fileio.SNIFF_BYTES)
             if fileio.is_binary(sample):

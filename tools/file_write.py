@@ -1,15 +1,25 @@
-"""file_write: create or overwrite a file, or add text at its end or start; always through an atomic rename."""
+"""file_write: create or overwrite a file, or add text at its end or start.
+
+Creating, overwriting and prepending go through an atomic rename (readers never see half a file); an append writes
+only the new bytes. Overwriting a file the run has read refuses when it changed on disk since (as file_patch does).
+"""
 
 from __future__ import annotations
 
+import difflib
+import os
+import stat
 from itertools import chain
 
 from ga.dispatch import ToolContext, ToolResult, ToolSpec
 from ga.errors import ToolError
 from ga.permissions import SideEffect
 from tools import fileio
+from tools.files.confined import Place, confined
 
 MODES = ("overwrite", "append", "prepend")
+PREVIEW_BYTES = 256 << 10
+"""--confirm shows a diff against files up to this size; bigger or binary ones show only the new text."""
 WRITE_ADVICE = ("To feed data into it use code_run with a timeout; to put a regular file in its place, remove it "
                 "first with code_run (`rm PATH`), or write to another path.")
 
@@ -23,43 +33,104 @@ def _lines(data: bytes) -> str:
 
 
 def run(args: dict, ctx: ToolContext) -> ToolResult:
-    path, mode = args["path"], args.get("mode", "overwrite")
+    # created, replaced or appended to from the workspace's descriptor, never through a link that appeared later
+    return confined(ctx, args["path"], lambda place: _write(place, args, ctx), write=True, parents=True)
+
+
+def _write(place: Place, args: dict, ctx: ToolContext) -> ToolResult:
+    path, mode, real = args["path"], args.get("mode", "overwrite"), place.real
     data = fileio.encode(args["content"])
-    real = ctx.resolve(path, write=True)
-    if real.is_dir():
-        raise ToolError(f"{path} is a folder; give a file path inside it.")
     with fileio.path_lock(real), fileio.os_errors("write", path):
-        existed = real.exists()
-        if existed:  # overwriting would silently replace the FIFO or device; appending would block on it
-            fileio.require_regular(real, path, "file_write", WRITE_ADVICE)
-        before = real.stat().st_size if existed else 0
-        made = [p for p in reversed(real.parents) if not p.exists()]
-        real.parent.mkdir(parents=True, exist_ok=True)
-        if mode == "overwrite" or not existed:
-            chunks = [data]
-        elif mode == "append":
-            chunks = chain(fileio.read_chunks(real, path, "file_write", WRITE_ADVICE), [data])
+        st = place.lstat()
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            raise ToolError(f"{path} is a folder; give a file path inside it.")
+        if st is not None:  # overwriting would silently replace the FIFO or device; appending would block on it
+            fileio.require_regular(st, path, "file_write", WRITE_ADVICE)
+        if st is not None and mode == "overwrite":
+            fileio.ensure_unchanged(ctx, real, st, path, "overwriting it")
+        if st is not None and mode == "append":
+            new_stamp = _append(place, data, path)
+        elif st is not None and mode == "prepend":
+            new_stamp = place.replace(chain([data], fileio.read_chunks(
+                fileio.open_regular(place, st, path, "file_write", WRITE_ADVICE))), st)
         else:
-            chunks = chain([data], fileio.read_chunks(real, path, "file_write", WRITE_ADVICE))
-        stamp = fileio.atomic_write(real, chunks)
-        fileio.remember(ctx, real, stamp)
-    size = stamp[1]
-    if not existed:
+            new_stamp = place.replace([data], st)
+        fileio.remember(ctx, real, new_stamp)
+    return _result(path, mode, place, before=st, data=data, size=new_stamp[1], ctx=ctx)
+
+
+def _append(place: Place, data: bytes, shown: str) -> list[int]:
+    """Only the new bytes are written (O_APPEND), whatever the file's size: no copy of what is there."""
+    fd = place.open(os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK)
+    try:
+        fileio.require_regular(os.fstat(fd), shown, "file_write", WRITE_ADVICE)
+        os.set_blocking(fd, True)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+        return fileio.stamp(os.fstat(fd))
+    finally:
+        os.close(fd)
+
+
+def _result(path: str, mode: str, place: Place, *, before: os.stat_result | None, data: bytes, size: int,
+            ctx: ToolContext) -> ToolResult:
+    if before is None:
+        made = place.made
         folders = f" (and folder {fileio.shown_path(made[0], ctx.workspace)}/)" if made else ""
         message = f"Created {path}{folders}: {_plural(len(data), 'byte')}, {_lines(data)}."
     elif mode == "overwrite":
-        message = f"Overwrote {path} (was {_plural(before, 'byte')}): now {_plural(len(data), 'byte')}, {_lines(data)}."
+        message = (f"Overwrote {path} (was {_plural(before.st_size, 'byte')}): now {_plural(len(data), 'byte')}, "
+                   f"{_lines(data)}.")
     else:
         where = "to the end of" if mode == "append" else "at the start of"
         message = f"Added {_plural(len(data), 'byte')} ({_lines(data)}) {where} {path}: now {_plural(size, 'byte')}."
-    return ToolResult(content=message, details={"path": str(real), "mode": mode, "created": not existed,
+    return ToolResult(content=message, details={"path": str(place.real), "mode": mode, "created": before is None,
                                                 "bytes": size})
+
+
+def preview(args: dict, ctx: ToolContext) -> str:
+    """The change this call would make, as a unified diff (for --confirm); the same refusals as running it."""
+    path, mode = args["path"], args.get("mode", "overwrite")
+
+    def show(place: Place) -> str:
+        with fileio.os_errors("write", path):
+            st = place.lstat()
+            if st is None:
+                return _diff(b"", fileio.encode(args["content"]), "/dev/null", f"b/{path}")
+            if stat.S_ISDIR(st.st_mode):
+                raise ToolError(f"{path} is a folder; give a file path inside it.")
+            fileio.require_regular(st, path, "file_write", WRITE_ADVICE)
+            if mode == "overwrite":
+                fileio.ensure_unchanged(ctx, place.real, st, path, "overwriting it")
+            with fileio.open_regular(place, st, path, "file_write", WRITE_ADVICE) as f:
+                old = f.read(PREVIEW_BYTES + 1)
+        data = fileio.encode(args["content"])
+        if len(old) > PREVIEW_BYTES or fileio.is_binary(old[: fileio.SNIFF_BYTES]):
+            what = "binary" if len(old) <= PREVIEW_BYTES else "too big to show"
+            header = f"--- a/{path} ({fileio.human_size(st.st_size)}, {what})\n+++ b/{path}\n@@ {mode} @@\n"
+            return header + "".join(f"+{line}" for line in _text_lines(data))
+        after = data if mode == "overwrite" else old + data if mode == "append" else data + old
+        return _diff(old, after, f"a/{path}", f"b/{path}") or f"(no change to {path})"
+
+    return confined(ctx, path, show, write=True)
+
+
+def _text_lines(data: bytes) -> list[str]:
+    lines = data.decode("utf-8", "replace").splitlines(keepends=True)
+    return [line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines]
+
+
+def _diff(old: bytes, new: bytes, before: str, after: str) -> str:
+    return "".join(difflib.unified_diff(_text_lines(old), _text_lines(new), before, after, n=3))
 
 
 SPEC = ToolSpec(
     name="file_write",
     description=(
-        "Create or overwrite a file (parent folders made), or append/prepend to it (`mode`). Small edits: file_patch."
+        "Create or overwrite a file (parent folders made), or append/prepend to it (`mode`). Small edits: file_patch. "
+        "Overwriting is refused if the file changed since you read it."
     ),
     parameters={
         "type": "object",
@@ -73,4 +144,6 @@ SPEC = ToolSpec(
     },
     side_effect=SideEffect.WRITE,
     run=run,
+    preview=preview,
+    editable="content",
 )

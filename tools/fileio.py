@@ -1,22 +1,24 @@
-"""What the file tools share: atomic writes, per-file locks, change stamps, binary sniffing, path hints."""
+"""What the file tools share: per-file locks, change stamps, regular-file checks, binary sniffing, path hints.
+
+Opening, creating and replacing files happens in tools/files/confined.py, never by path."""
 
 from __future__ import annotations
 
 import codecs
 import contextlib
 import difflib
-import functools
 import itertools
 import os
 import stat
-import tempfile
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
 from ga.dispatch import ToolContext
 from ga.errors import ToolError
+from tools.files import confined
+from tools.files.confined import Place
 
 SNIFF_BYTES = 8192
 COPY_CHUNK = 1 << 20
@@ -55,8 +57,7 @@ def path_lock(real: Path) -> threading.Lock:
         return _locks.setdefault(str(real), threading.Lock())
 
 
-def stamp_of(real: Path) -> list[int]:
-    st = real.stat()
+def stamp(st: os.stat_result) -> list[int]:
     return [st.st_mtime_ns, st.st_size]
 
 
@@ -65,12 +66,12 @@ def remember(ctx: ToolContext, real: Path, stamp: list[int]) -> None:
     ctx.state.setdefault("file_stamps", {})[str(real)] = stamp
 
 
-def ensure_unchanged(ctx: ToolContext, real: Path, shown: str) -> None:
-    """Refuse to edit a file that changed on disk since the model last read or wrote it."""
+def ensure_unchanged(ctx: ToolContext, real: Path, st: os.stat_result, shown: str, action: str) -> None:
+    """Refuse to `action` a file that changed on disk since the model last read or wrote it (never-seen files pass)."""
     seen = ctx.state.get("file_stamps", {}).get(str(real))
-    if seen is not None and list(seen) != stamp_of(real):
-        raise ToolError(f"{shown} changed on disk since you last read or wrote it, so this edit could undo "
-                        "that change. Read it again with file_read, then patch the current content.")
+    if seen is not None and list(seen) != stamp(st):
+        raise ToolError(f"{shown} changed on disk since you last read or wrote it, so {action} could undo that "
+                        "change. Read it again with file_read, then make your change to the current content.")
 
 
 def encode(text: str) -> bytes:
@@ -107,71 +108,38 @@ def shown_path(real: Path, workspace: Path) -> str:
     return os.path.relpath(real, workspace) if real.is_relative_to(workspace) else str(real)
 
 
-@functools.cache
-def _new_file_mode() -> int:
-    # os.umask can only be read by setting it; done once per process, so the window is tiny
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
-def atomic_write(real: Path, chunks: Iterable[bytes]) -> list[int]:
-    """Write through a temp file in the same folder, then rename over `real`: readers never see half a file.
-
-    An existing file keeps its permission bits; a new one gets the usual umask-based mode.
-    Returns the new file's stamp, taken before the rename so a later change by someone else cannot hide in it.
-    """
-    mode = stat.S_IMODE(real.stat().st_mode) if real.exists() else _new_file_mode()
-    fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            for chunk in chunks:
-                f.write(chunk)
-            f.flush()
-            os.fsync(f.fileno())
-            info = os.fstat(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, real)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return [info.st_mtime_ns, info.st_size]
-
-
 def not_regular(shown: str, mode: int, tool: str, advice: str = SPECIAL_ADVICE) -> ToolError:
     kind = next((name for test, name in _KINDS if test(mode)), "a special file")
     return ToolError(f"{shown} is {kind}, not a regular file; {tool} works on regular files only (reading or "
                      f"writing anything else can block forever or never end). {advice}")
 
 
-def require_regular(real: Path, shown: str, tool: str, advice: str = SPECIAL_ADVICE) -> None:
+def require_regular(st: os.stat_result, shown: str, tool: str, advice: str = SPECIAL_ADVICE) -> None:
     """Refuse a FIFO, device, socket... by its stat, before anything opens it (opening alone can block)."""
-    mode = real.stat().st_mode
-    if not stat.S_ISREG(mode):
-        raise not_regular(shown, mode, tool, advice)
+    if not stat.S_ISREG(st.st_mode):
+        raise not_regular(shown, st.st_mode, tool, advice)
 
 
-def open_regular(real: Path, shown: str, tool: str, advice: str = SPECIAL_ADVICE) -> BinaryIO:
+def open_regular(place: Place, st: os.stat_result, shown: str, tool: str, advice: str = SPECIAL_ADVICE) -> BinaryIO:
     """Open a regular file for reading, never blocking on what is not one.
 
     Checked by stat first (opening some devices has effects of its own), then opened with O_NONBLOCK (a FIFO
     swapped in meanwhile opens at once instead of waiting for a writer) and checked again on the open descriptor.
     """
-    require_regular(real, shown, tool, advice)
-    fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    require_regular(st, shown, tool, advice)
+    f = confined.read_file(place)
     try:
-        mode = os.fstat(fd).st_mode
+        mode = os.fstat(f.fileno()).st_mode
         if not stat.S_ISREG(mode):
             raise not_regular(shown, mode, tool, advice)
-        os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
     except BaseException:
-        os.close(fd)
+        f.close()
         raise
+    return f
 
 
-def read_chunks(real: Path, shown: str, tool: str, advice: str = SPECIAL_ADVICE) -> Iterator[bytes]:
-    with open_regular(real, shown, tool, advice) as f:
+def read_chunks(f: BinaryIO) -> Iterator[bytes]:
+    with f:
         while chunk := f.read(COPY_CHUNK):
             yield chunk
 

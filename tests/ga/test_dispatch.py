@@ -147,12 +147,37 @@ def test_plan_mode_refuses_writes_but_not_reads_or_the_checkpoint(make_ctx):
 
 
 def test_confirm_mode_asks_and_honours_reject_and_edit(make_ctx):
-    ctx = make_ctx(mode="confirm", interactive=True, answers=[("reject", ""), ("edit", '{"n": 7}'), ("approve", "")])
+    answers = [("reject", ""), ("reject", "use the staging file"), ("edit", '{"n": 7}'), ("approve", ""),
+               ("approve", "")]
+    ctx = make_ctx(mode="confirm", interactive=True, answers=answers)
     d = Dispatcher([spec("w", SideEffect.WRITE)])
     assert "rejected" in one(d, ctx, "w", '{"n": 1}').content
-    assert json.loads(one(d, ctx, "w", '{"n": 1}').content) == {"n": 7}
+    with_reason = one(d, ctx, "w", '{"n": 1}').content
+    assert "rejected" in with_reason and "Their reason: use the staging file" in with_reason
+    edited = one(d, ctx, "w", '{"n": 1}')
+    assert "The user edited this call" in edited.content and json.loads(edited.content.split("\n")[1]) == {"n": 7}
+    assert ctx.ui.asked[3][2] == "n: 7"  # the edited version was shown again and approved
     assert json.loads(one(d, ctx, "w", '{"n": 2}').content) == {"n": 2}
     assert one(d, make_ctx(mode="confirm"), "w", '{"n": 1}').content.startswith("Refused w: the run is in confirm")
+
+
+def test_an_edit_the_human_got_wrong_goes_back_to_the_human_not_to_the_model(make_ctx):
+    ctx = make_ctx(mode="confirm", interactive=True,
+                   answers=[("edit", '{"n": 7,'), ("edit", '{"n": "x"}'), ("edit", '{"n": 8}'), ("approve", "")])
+    result = one(Dispatcher([spec("w", SideEffect.WRITE)]), ctx, "w", '{"n": 1}')
+    assert not result.is_error and json.loads(result.content.split("\n")[1]) == {"n": 8}
+    assert len(ctx.ui.notices) == 2 and all(n.startswith("That edit cannot be used") for n in ctx.ui.notices)
+    assert "not valid JSON" in ctx.ui.notices[0]
+
+
+def test_an_editable_argument_is_edited_as_text_and_shown_as_written(make_ctx):
+    text_spec = ToolSpec(name="w", description="t", parameters=SCHEMA, side_effect=SideEffect.WRITE, run=echo,
+                         editable="text")
+    ctx = make_ctx(mode="confirm", interactive=True, answers=[("edit", 'print("hi")\n'), ("approve", "")])
+    result = one(Dispatcher([text_spec]), ctx, "w", json.dumps({"n": 1, "text": "line 1\nline 2"}))
+    assert json.loads(result.content.split("\n")[1]) == {"n": 1, "text": 'print("hi")\n'}
+    assert ctx.ui.asked[0][2] == "n: 1\n\nline 1\nline 2"  # no JSON, no \n escapes
+    assert ctx.ui.asked[1][2] == 'n: 1\n\nprint("hi")\n'
 
 
 def test_output_over_budget_is_cut_and_saved_whole(make_ctx):

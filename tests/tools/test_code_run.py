@@ -5,8 +5,6 @@ Its machinery is tested beside it: tools/process (time, trees, big output, hints
 
 from __future__ import annotations
 
-import json
-
 from tests.tools.code_runs import dispatch, run
 from tools.code_run import SPEC
 
@@ -98,13 +96,12 @@ def test_confirm_mode_asks_and_honours_reject_and_edit(make_ctx, workspace):
     ctx = make_ctx(mode="confirm", interactive=True, answers=[("reject", "")])
     result = dispatch(ctx, script="open('ran', 'w')")
     assert result.is_error and "rejected" in result.content and not (workspace / "ran").exists()
-    edited = json.dumps({"script": "open('edited', 'w')"})
-    ctx = make_ctx(mode="confirm", interactive=True, answers=[("edit", edited)])
+    ctx = make_ctx(mode="confirm", interactive=True, answers=[("edit", "open('edited', 'w')"), ("approve", "")])
     result = dispatch(ctx, script="open('ran', 'w')")
     assert not result.is_error and (workspace / "edited").exists() and not (workspace / "ran").exists()
-    ctx = make_ctx(mode="confirm", interactive=True, answers=[("edit", json.dumps({"script": "rm -rf ~",
-                                                                                     "type": "bash"}))])
-    assert "rule: rm-home" in dispatch(ctx, script="print(1)").content
+    assert [a[2] for a in ctx.ui.asked] == ["open('ran', 'w')", "open('edited', 'w')"]  # the script as written
+    ctx = make_ctx(mode="confirm", interactive=True, answers=[("edit", "rm -rf ~"), ("approve", "")])
+    assert "rule: rm-home" in dispatch(ctx, script="echo hi", type="bash").content  # an edit is checked again
 
 
 def test_schema_states_the_timeout_maximum():

@@ -250,3 +250,24 @@ def test_fifo_is_refused_without_blocking(make_ctx, workspace, monkeypatch):
     with pytest.raises(ToolError, match=r"pipe is a FIFO \(named pipe\), not a regular file"):
         patch(make_ctx(), "pipe", "a", "b")
     assert stat.S_ISFIFO((workspace / "pipe").stat().st_mode)
+
+
+def test_a_file_over_the_size_cap_is_refused_with_the_code_run_route(make_ctx, workspace):
+    big = workspace / "big.csv"
+    with open(big, "w") as f:
+        f.write("id,value\n" * (file_patch.MAX_BYTES // 9 + 10))
+    before = big.stat()
+    result = dispatch(make_ctx(), "file_patch", {"path": "big.csv", "old_content": "id,value\nid",
+                                                 "new_content": "x"})
+    assert result.is_error and "big.csv is 16.0M, over file_patch's 16.0M limit" in result.content
+    assert "code_run" in result.content and "sed -i" in result.content
+    assert big.stat().st_mtime_ns == before.st_mtime_ns
+
+
+def test_confirm_preview_is_the_diff_and_writes_nothing(make_ctx, source):
+    ctx = make_ctx()
+    shown = file_patch.preview({"path": "app.py", "old_content": "value_2 = 2", "new_content": "value_2 = 22"}, ctx)
+    assert "-value_2 = 2\n+value_2 = 22\n" in shown and shown.startswith("--- a/app.py\n+++ b/app.py\n@@ -1,5")
+    assert "value_2 = 2\n" in source.read_text()
+    with pytest.raises(ToolError, match="not found"):
+        file_patch.preview({"path": "app.py", "old_content": "nope nope", "new_content": "x"}, ctx)

@@ -141,3 +141,46 @@ def test_fifo_is_refused_and_kept(make_ctx, workspace, mode):
     assert "rm PATH" in result.content
     assert stat.S_ISFIFO((workspace / "pipe").stat().st_mode)
     assert leftovers(workspace) == [] and sorted(p.name for p in workspace.iterdir()) == ["pipe"]
+
+
+def test_overwrite_of_a_file_changed_since_it_was_read_is_refused(make_ctx, workspace):
+    ctx = make_ctx()
+    notes = workspace / "notes.txt"
+    notes.write_text("draft\n")
+    file_read.run({"path": "notes.txt"}, ctx)
+    notes.write_text("draft\nthe user's own edit\n")
+    refused = dispatch(ctx, {"path": "notes.txt", "content": "model's version\n"})
+    assert refused.is_error and "notes.txt changed on disk since you last read" in refused.content
+    assert "overwriting it could undo that change" in refused.content and "file_read" in refused.content
+    assert notes.read_text() == "draft\nthe user's own edit\n"
+    appended = dispatch(ctx, {"path": "notes.txt", "content": "added\n", "mode": "append"})
+    assert not appended.is_error  # appending loses nothing
+    file_read.run({"path": "notes.txt"}, ctx)
+    assert not dispatch(ctx, {"path": "notes.txt", "content": "model's version\n"}).is_error
+    (workspace / "never-read.txt").write_text("old\n")
+    assert not dispatch(ctx, {"path": "never-read.txt", "content": "new\n"}).is_error
+
+
+def test_append_writes_only_the_new_bytes_in_place(make_ctx, workspace):
+    log = workspace / "big.log"
+    log.write_bytes(b"x" * (8 << 20) + b"\n")
+    os.link(log, workspace / "hard-link.log")  # a copy-and-rename would leave the hard link behind
+    inode = log.stat().st_ino
+    result = write(make_ctx(), "big.log", "one more\n", mode="append")
+    assert result.content == f"Added 9 bytes (1 line) to the end of big.log: now {(8 << 20) + 10} bytes."
+    assert log.stat().st_ino == inode and (workspace / "hard-link.log").read_bytes().endswith(b"\none more\n")
+    assert leftovers(workspace) == []
+
+
+def test_confirm_preview_is_a_diff_with_the_same_refusals(make_ctx, workspace, tmp_path):
+    ctx = make_ctx()
+    (workspace / "a.txt").write_text("one\ntwo\n")
+    assert file_write.preview({"path": "a.txt", "content": "one\n2\n"}, ctx) == (
+        "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+2\n")
+    assert file_write.preview({"path": "a.txt", "content": "three\n", "mode": "append"}, ctx).endswith(
+        " two\n+three\n")
+    assert file_write.preview({"path": "new/b.txt", "content": "hi"}, ctx) == (
+        "--- /dev/null\n+++ b/new/b.txt\n@@ -0,0 +1 @@\n+hi\n\\ No newline at end of file\n")
+    assert not (workspace / "new").exists()  # showing a change makes no folders
+    with pytest.raises(ToolError, match="outside the workspace"):
+        file_write.preview({"path": str(tmp_path / "out.txt"), "content": "x"}, ctx)

@@ -57,8 +57,9 @@ def check(args: dict, ctx: ToolContext) -> dict:
         if answer == "approve":
             return args
         if answer != "edit":
+            why = f" Their reason: {' '.join(text.split())}" if text.strip() else ""
             raise PermissionDenied(
-                f"The user rejected this script: {decision.reason} (rule: {decision.rule}). Nothing was run. "
+                f"The user rejected this script: {decision.reason} (rule: {decision.rule}).{why} Nothing was run. "
                 "Do it another way or ask the user how to proceed.")
         args = {**args, "script": text}  # an edited script is checked again from the start
     raise PermissionDenied("The script was edited too many times without being approved; nothing was run.")

@@ -21,6 +21,8 @@ from typing import TextIO
 
 import psutil
 
+from ga import screen
+
 READ_CHUNK = 64 * 1024
 EXIT_GRACE = 2.0
 """Seconds to keep reading after the program exits, while background children still hold the output pipe."""
@@ -32,9 +34,6 @@ MARKER = "GA_CODE_RUN"
 
 _CREDENTIAL = re.compile(r"^(OPENAI|ANTHROPIC|AZURE_OPENAI|AZURE)_|(^|_)(API_?KEY|KEY|TOKEN|SECRET|ACCESS_KEY|"
                          r"PRIVATE_KEY|CREDENTIALS?)(_|$)|PASSWORD|PASSWD", re.IGNORECASE)
-_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[P^_][^\x1b]*\x1b\\|"
-                      r"\x1b[ -/]*[0-~]|\x9b[0-?]*[ -/]*[@-~]")
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def child_env(environ: dict[str, str], marker: str) -> dict[str, str]:
@@ -44,10 +43,8 @@ def child_env(environ: dict[str, str], marker: str) -> dict[str, str]:
     return env
 
 
-def sanitize(text: str) -> str:
-    """Terminal noise out: ANSI escapes stripped, \\r\\n and lone \\r as \\n, other control characters as �."""
-    text = _ESCAPES.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
-    return _CONTROLS.sub("\ufffd", text)
+sanitize = screen.clean
+"""Terminal noise out (the one filter everything shown goes through): escapes stripped, \\r as \\n, controls as �."""
 
 
 class OutputCapture:
@@ -71,7 +68,7 @@ class OutputCapture:
 
     def feed(self, data: bytes, final: bool = False) -> None:
         text = self._held + self._decoder.decode(data, final)
-        self._held = "" if final else _unfinished_suffix(text)
+        self._held = "" if final else screen.unfinished_suffix(text)
         if self._held:
             text = text[: -len(self._held)]
         text = sanitize(text)
@@ -119,16 +116,6 @@ class OutputCapture:
         if self._live_text and (force or now - self._live_at >= LIVE_INTERVAL):
             self._live(("…\n" if self._live_cut else "") + self._live_text)
             self._live_text, self._live_cut, self._live_at = "", False, now
-
-
-def _unfinished_suffix(text: str) -> str:
-    """A trailing \\r or half an escape sequence waits for the next chunk."""
-    if text.endswith("\r"):
-        return "\r"
-    i = text.rfind("\x1b")
-    if i >= 0 and len(text) - i < 64 and not _ESCAPES.match(text, i):
-        return text[i:]
-    return ""
 
 
 @dataclass(kw_only=True)

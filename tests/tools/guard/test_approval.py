@@ -22,6 +22,8 @@ def test_dangerous_command_on_a_terminal_approve_reject_edit(make_ctx, workspace
     result = dispatch(ctx, script=script, type="bash")
     assert "rejected" in result.content and "git-reset-hard" in result.content and not (workspace / "ran").exists()
     assert "git-reset-hard" in ctx.ui.asked[0][1]
+    ctx = make_ctx(interactive=True, answers=[("reject", "I have uncommitted work")])
+    assert "Their reason: I have uncommitted work" in dispatch(ctx, script=script, type="bash").content
     ctx = make_ctx(interactive=True, answers=[("edit", "touch edited")])
     assert not dispatch(ctx, script=script, type="bash").is_error and (workspace / "edited").exists()
     ctx = make_ctx(interactive=True, answers=[("edit", "rm -rf ~")])  # an edit is checked again

@@ -1,0 +1,86 @@
+"""Run ga on a real pseudo-terminal, answer its prompts, and read the screen as a terminal emulator (pyte) shows it."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import select
+import struct
+import subprocess
+import termios
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyte
+
+ROWS, COLUMNS = 40, 160
+
+
+@dataclass(kw_only=True)
+class TtyRun:
+    returncode: int
+    raw: str
+    """Everything written to the terminal, escape sequences included."""
+    screen: list[str]
+    """What a person sees afterwards: the scrollback and the screen, line by line."""
+    title: str
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.screen)
+
+
+def render(raw: str) -> tuple[list[str], str]:
+    screen = pyte.HistoryScreen(COLUMNS, ROWS, history=5000)
+    pyte.Stream(screen).feed(raw)
+    rows = ["".join(char.data for char in row.values()).rstrip() for row in screen.history.top]
+    rows += [line.rstrip() for line in screen.display]
+    while rows and not rows[-1]:
+        rows.pop()
+    return rows, screen.title
+
+
+def run_on_tty(command: list[str], *, cwd: Path, env: dict, answers: list[tuple[str, str]] = (),
+               timeout: float = 60) -> TtyRun:
+    """Run `command` with stdin, stdout and stderr on one pty; when the output since the last answer shows the
+    next prompt (answers[i][0]), type answers[i][1] and Enter."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
+    proc = subprocess.Popen(command, cwd=cwd, env={**env, "TERM": "xterm-256color", "COLUMNS": str(COLUMNS),
+                                                    "LINES": str(ROWS)},
+                            stdin=slave, stdout=slave, stderr=slave, start_new_session=True)
+    os.close(slave)
+    chunks: list[bytes] = []
+    pending = list(answers)
+    seen_from = 0
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.1)
+            if ready:
+                try:
+                    data = os.read(master, 65536)
+                except OSError:  # EIO: the child closed the terminal
+                    break
+                if not data:
+                    break
+                chunks.append(data)
+            if pending:
+                out = b"".join(chunks).decode("utf-8", "replace")
+                if pending[0][0] in out[seen_from:]:
+                    seen_from = out.index(pending[0][0], seen_from) + len(pending[0][0])
+                    os.write(master, (pending.pop(0)[1] + "\n").encode())
+            elif proc.poll() is not None and not ready:
+                break
+        else:
+            proc.kill()
+            raise AssertionError(f"no end within {timeout} s; output so far:\n"
+                                 + b"".join(chunks).decode("utf-8", "replace")[-3000:])
+    finally:
+        os.close(master)
+    code = proc.wait(timeout=10)
+    raw = b"".join(chunks).decode("utf-8", "replace")
+    screen, title = render(raw)
+    return TtyRun(returncode=code, raw=raw, screen=screen, title=title)
