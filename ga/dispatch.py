@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -20,7 +21,9 @@ from ga import arguments
 from ga.config import Settings
 from ga.errors import AgentStop, PermissionDenied, ToolError
 from ga.permissions import SideEffect, check_mode, confine
+from ga.protected import approve_write
 from ga.protocols import UI, ToolCall
+from ga.redact import redact, redact_data
 
 log = logging.getLogger(__name__)
 
@@ -68,14 +71,19 @@ class ToolContext:
         roots = list(self.settings.allow_paths)
         if not write:  # learned SOPs and memory are readable from any workspace
             roots += [self.settings.home / "sop", self.settings.home / "memory", self.run_dir]
-        return confine(path, self.workspace, [Path(r).resolve() for r in roots], write=write)
+        target = confine(path, self.workspace, [Path(r).resolve() for r in roots], write=write)
+        if write:  # kept apart from confine(): .git and ga's configuration need a human's approval
+            approve_write(target, self)
+        return target
 
     def save_output(self, name: str, data: str | bytes) -> Path:
         """Keep a full output in the run folder; the model is told the path."""
         folder = self.run_dir / "outputs"
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         path = folder / name
-        path.write_bytes(data.encode("utf-8", "replace") if isinstance(data, str) else data)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # run files are private to the user
+        with os.fdopen(fd, "wb") as f:
+            f.write(redact(data).encode("utf-8", "replace") if isinstance(data, str) else data)
         return path
 
     def close(self) -> None:
@@ -118,6 +126,13 @@ class ToolSpec:
         if self.concurrent is not None:
             return self.concurrent(args)
         return self.side_effect is SideEffect.READ_ONLY
+
+
+def redacted(result: ToolResult) -> ToolResult:
+    """Secrets out of a result before the model, the terminal or the trajectory see it (ga.redact)."""
+    result.content = redact(result.content)
+    result.details = redact_data(result.details)
+    return result
 
 
 def error(message: str, **details: object) -> ToolResult:
@@ -187,7 +202,7 @@ class Dispatcher:
     def _execute(self, p: _Prepared, ctx: ToolContext, budget: int) -> ToolResult:
         started = time.perf_counter()
         call_ctx = _for_call(ctx, p.call.id, budget)
-        result = _within_budget(p.result or self._run(p, call_ctx), call_ctx)
+        result = _within_budget(redacted(p.result or self._run(p, call_ctx)), call_ctx)
         result.details.setdefault("elapsed", round(time.perf_counter() - started, 4))
         return result
 

@@ -10,6 +10,7 @@ import functools
 import os
 import re
 from collections.abc import Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 SECRET_NAME = re.compile(r"^(OPENAI|ANTHROPIC|AZURE_OPENAI|AZURE|GEMINI|GROQ|MISTRAL|COHERE|HF|HUGGING_?FACE)_|"
@@ -66,3 +67,14 @@ def redact(text: str, secrets: tuple[str, ...] | None = None) -> str:
             text = text.replace(value, MARK)
     text = SHAPES.sub(MARK, text)
     return URL_PASSWORD.sub(lambda m: m["head"] + MARK, text)
+
+
+def redact_data(value: Any, secrets: tuple[str, ...] | None = None) -> Any:
+    """`redact` applied to every string inside JSON-like data (dicts, lists); the structure is kept."""
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, dict):
+        return {k: redact_data(v, secrets) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_data(v, secrets) for v in value]
+    return value

@@ -1,6 +1,6 @@
 """Run folders: an append-only trajectory (the source of truth) and a small state file written atomically.
 
-GA_HOME/runs/<run_id>/
+GA_HOME/runs/<run_id>/           (folders 0700, files 0600: private to the user; secrets redacted)
   trajectory.jsonl   one event per line: message, call_start, result, status, notice
   state.json         status, task, tool state (checkpoint, file stamps), escalation; rewritten atomically
   outputs/           full outputs of truncated tool results
@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ga.errors import ConfigError
 from ga.protocols import Usage
+from ga.redact import redact_data
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -31,6 +32,14 @@ def atomic_write(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def private_folder(path: Path) -> Path:
+    """Create `path` (and missing parents) readable by the user only; an existing one is narrowed to 0700 too."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if path.stat().st_mode & 0o077:
+        os.chmod(path, 0o700)
+    return path
 
 
 def new_run_id() -> str:
@@ -65,7 +74,10 @@ class Run:
     def create(cls, runs_dir: Path, task: str, meta: dict) -> Run:
         folder = runs_dir / new_run_id()
         try:
-            folder.mkdir(parents=True)
+            if not runs_dir.parent.exists():
+                private_folder(runs_dir.parent)  # GA_HOME, when ga creates it
+            private_folder(runs_dir)
+            folder.mkdir(mode=0o700)
             run = cls(folder, {"task": task, "status": "running", "created": time.time(), **meta, "tool_state": {}})
             run.save_state()
         except OSError as e:
@@ -88,11 +100,11 @@ class Run:
 
     def save_state(self) -> None:
         self.state["updated"] = time.time()
-        atomic_write(self.folder / "state.json", json.dumps(self.state, ensure_ascii=False, default=str))
+        atomic_write(self.folder / "state.json", json.dumps(redact_data(self.state), ensure_ascii=False, default=str))
 
     def lock(self) -> None:
         """Own the run for this process: a second ga on the same run is refused, not interleaved."""
-        fd = os.open(self.folder / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(self.folder / "lock", os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -110,8 +122,9 @@ class Run:
 
     def append(self, event: dict) -> None:
         """One JSON line, written with a single write call and flushed, so a kill leaves at most a torn tail."""
-        line = json.dumps({"t": round(time.time(), 3), **event}, ensure_ascii=False, default=str) + "\n"
-        with open(self._trajectory, "a+b") as f:
+        line = json.dumps(redact_data({"t": round(time.time(), 3), **event}), ensure_ascii=False, default=str) + "\n"
+        fd = os.open(self._trajectory, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        with open(fd, "a+b") as f:
             if not self._torn_checked:  # a line torn by an earlier kill: start ours on a fresh line
                 self._torn_checked = True
                 if f.tell() and (f.seek(-1, os.SEEK_END), f.read(1))[1] != b"\n":

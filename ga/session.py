@@ -15,6 +15,7 @@ from ga.llm import OpenAIModel
 from ga.runs import Run
 from ga.ui import Terminal
 from tools import load_tools
+from tools.process.lifetime import sweep_run
 
 KEPT = ("workdir", "model", "mode", "sandbox", "allow_paths")
 """Settings a resumed run keeps from its first invocation unless its flags are given again: a resume never
@@ -46,6 +47,8 @@ def run_task(settings: Settings, *, task: str | None, resume: str | None = None,
     run, settings = open_run(settings, task, resume, set(given))
     settings.check_endpoint()
     run.lock()
+    if resume:  # what an earlier ga on this run left running, if its watchdog died too
+        sweep_run(run.id)
     try:
         outcome = _drive(run, settings, terminal, resume=resume, answer=answer)
     finally:

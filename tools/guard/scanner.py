@@ -17,6 +17,8 @@ class Decision:
     """allow, ask (the dangerous tier) or refuse (the catastrophic tier)."""
     rule: str = ""
     reason: str = ""
+    command: str = ""
+    """The one simple command (or Python call) that raised it: what policy.json's allow_commands match."""
 
     @property
     def message(self) -> str:
@@ -50,6 +52,6 @@ class Scanner(Protocol):
         """Check a deletion of `path`."""
         ...
 
-    def write(self, path: str, command: str) -> None:
-        """Check a write to `path`."""
+    def write(self, path: str, command: str, *, strict: bool = True) -> None:
+        """Check a write to `path`; `strict`: a path with an unknown start asks (bash), else it passes (Python)."""
         ...
