@@ -87,7 +87,7 @@ def _result(args: dict, outcome: runner.Outcome, capture: runner.OutputCapture, 
             timeout: int, network: bool) -> ToolResult:
     kind = args.get("type", "python")
     notes = hints.hints(capture.tail, outcome.exit_code if not outcome.killed else None,
-                            script=args["script"], kind=kind, sandbox=ctx.settings.sandbox)
+                        script=args["script"], kind=kind, sandbox=ctx.settings.sandbox, network=network)
     notes = _run_notes(outcome, capture, ctx, timeout) + notes
     hint_text = "\n".join(notes)
     budget = max(1_000, min(TAIL_CHARS, ctx.output_budget) - RESERVED_CHARS - len(hint_text))

@@ -9,7 +9,9 @@ its session escapes this; under --sandbox the pid namespace ends with bwrap, whi
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -26,6 +28,28 @@ _LIBC = ctypes.CDLL(None, use_errno=True)
 _WATCHDOG = Path(watchdog.__file__)
 _lock = threading.Lock()
 _runs: dict[str, Lifetime] = {}
+
+
+@functools.lru_cache(maxsize=1)
+def _setpriv() -> str | None:
+    """util-linux's setpriv, if it can set the parent-death signal here."""
+    path = shutil.which("setpriv")
+    try:
+        ok = path and subprocess.run([path, "--pdeathsig", "KILL", "--", "true"], capture_output=True,
+                                     timeout=10, check=False).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        ok = False
+    return path if ok else None
+
+
+def tie(argv: list[str], parent: int) -> tuple[list[str], Callable[[], None] | None]:
+    """The command and preexec_fn that give the child PR_SET_PDEATHSIG: through setpriv when it is there,
+    which keeps subprocess's fast vfork path (a preexec_fn forces fork(): 70 ms for a 300 MB ga), else a
+    preexec_fn."""
+    setpriv = _setpriv()
+    if setpriv:
+        return [setpriv, "--pdeathsig", "KILL", "--", *argv], None
+    return argv, die_with(parent)
 
 
 def die_with(parent: int) -> Callable[[], None]:

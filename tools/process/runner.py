@@ -154,9 +154,10 @@ class Outcome:
 def run(argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float, capture: OutputCapture) -> Outcome:
     """Run argv in a new session, stdin closed, stdout+stderr merged into `capture`, killed as a tree on timeout."""
     started = time.monotonic()
+    argv, tie = lifetime.tie(argv, os.getpid())
     proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, start_new_session=True, bufsize=0,
-                            preexec_fn=lifetime.die_with(os.getpid()))  # noqa: PLW1509 (one prctl, no locks)
+                            preexec_fn=tie)  # noqa: PLW1509 (only without setpriv: one prctl, no locks)
     killed, open_pipe = "", False
     try:
         killed, open_pipe = _pump(proc, capture, started + timeout)
