@@ -73,7 +73,7 @@ class ToolContext:
             roots += [self.settings.home / "sop", self.settings.home / "memory", self.run_dir]
         target = confine(path, self.workspace, [Path(r).resolve() for r in roots], write=write)
         if write:  # kept apart from confine(): .git and ga's configuration need a human's approval
-            approve_write(target, self)
+            approve_write(target, self.settings, self.ui, interactive=self.interactive)
         return target
 
     def save_output(self, name: str, data: str | bytes) -> Path:

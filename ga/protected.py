@@ -14,12 +14,10 @@ from __future__ import annotations
 
 import fnmatch
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from ga.config import Settings
 from ga.errors import PermissionDenied
-
-if TYPE_CHECKING:
-    from ga.dispatch import ToolContext
+from ga.protocols import UI
 
 IN_GA_HOME = ("policy.json", "settings.*", "config.*", ".env", "schedule", "schedule/*", "memory/rules*",
               "memory/RULES*")
@@ -39,13 +37,13 @@ def why_protected(path: Path, ga_home: Path) -> str:
     return ""
 
 
-def approve_write(path: Path, ctx: ToolContext) -> None:
+def approve_write(path: Path, settings: Settings, ui: UI, *, interactive: bool) -> None:
     """Let a file tool write `path`, or raise PermissionDenied (rule: protected-path)."""
-    reason = why_protected(path, ctx.settings.home)
-    if not reason or ctx.settings.mode == "confirm":
+    reason = why_protected(path, settings.home)
+    if not reason or settings.mode == "confirm":
         return
-    if ctx.interactive and not ctx.settings.autonomous:
-        answer, _ = ctx.ui.approve(f"write to a protected path: {reason} (rule: protected-path)", str(path))
+    if interactive and not settings.autonomous:
+        answer, _ = ui.approve(f"write to a protected path: {reason} (rule: protected-path)", str(path))
         if answer == "approve":
             return
         raise PermissionDenied(f"The user did not approve writing {path} (rule: protected-path; {reason}). "

@@ -12,10 +12,10 @@ from ga.config import Settings
 from ga.dispatch import Dispatcher
 from ga.errors import ConfigError
 from ga.llm import OpenAIModel
+from ga.local.endpoint import ensure_provisioned, serving
 from ga.runs import Run
 from ga.ui import Terminal
-from tools import load_tools
-from tools.process.lifetime import sweep_run
+from tools import load_tools, sweep_run
 
 KEPT = ("workdir", "model", "mode", "sandbox", "allow_paths")
 """Settings a resumed run keeps from its first invocation unless its flags are given again: a resume never
@@ -42,15 +42,17 @@ def open_run(settings: Settings, task: str | None, resume: str | None, given: se
 def run_task(settings: Settings, *, task: str | None, resume: str | None = None, answer: str | None = None,
              quiet: bool = False, given: frozenset[str] = frozenset()) -> Outcome:
     terminal = Terminal(quiet=quiet)
-    if not resume:
-        settings.check_endpoint()  # before a run folder is made for nothing
+    if not resume:  # before a run folder is made for nothing
+        settings.check_endpoint()
+        ensure_provisioned(settings)
     run, settings = open_run(settings, task, resume, set(given))
     settings.check_endpoint()
     run.lock()
     if resume:  # what an earlier ga on this run left running, if its watchdog died too
         sweep_run(run.id)
     try:
-        outcome = _drive(run, settings, terminal, resume=resume, answer=answer)
+        with serving(settings, run.folder / "local-server.log", terminal.notice) as settings:
+            outcome = _drive(run, settings, terminal, resume=resume, answer=answer)
     finally:
         run.unlock()
     if outcome.status == "done":

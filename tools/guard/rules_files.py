@@ -73,7 +73,7 @@ def _short_flags(args: list[str]) -> str:
     return "".join(a[1:] for a in args if a.startswith("-") and not a.startswith("--"))
 
 
-def _operands(args: list[str]) -> list[str]:
+def operands(args: list[str]) -> list[str]:
     if "--" in args:
         i = args.index("--")
         return [a for a in args[:i] if not a.startswith("-")] + args[i + 1:]
@@ -84,7 +84,7 @@ def _rm(args: list[str], places: Places, command: str, flag: Flag) -> None:
     recursive = "--recursive" in args or any(c in _short_flags(args) for c in "rR")
     if "--no-preserve-root" in args:
         flag(REFUSE, "rm-no-preserve-root", f"`{command}` disables rm's protection of /")
-    for operand in _operands(args):
+    for operand in operands(args):
         check_delete(places.target(operand), recursive=recursive, command=command, flag=flag)
 
 
@@ -107,7 +107,7 @@ def _find(args: list[str], places: Places, command: str, flag: Flag) -> None:
 
 def _permissions(args: list[str], places: Places, command: str, flag: Flag) -> None:
     recursive = "--recursive" in args or "R" in _short_flags(args)
-    for operand in _operands(args)[1:]:
+    for operand in operands(args)[1:]:
         target = places.target(operand)
         if target.unknown:
             continue

@@ -4,7 +4,7 @@ kernel settings. A model working on a project has no business here unasked."""
 from __future__ import annotations
 
 from tools.guard.places import Places
-from tools.guard.rules_files import Flag, Rule, _operands
+from tools.guard.rules_files import Flag, Rule, operands
 from tools.guard.scanner import ASK, REFUSE
 
 _REMOVAL_VERBS = {"remove", "purge", "autoremove", "erase", "uninstall", "del", "rm"}
@@ -14,7 +14,7 @@ _LISTING = {"-l", "--list", "-L", "-S", "--list-rules", "-n", "--numeric", "-v",
 
 
 def _packages(args: list[str], places: Places, command: str, flag: Flag) -> None:
-    words = _operands(args)
+    words = operands(args)
     if command.split(maxsplit=1)[0].endswith(("npm", "pnpm", "yarn")) and "-g" not in args and "--global" not in args:
         return  # removing a project dependency only edits the project
     if words and words[0] in _REMOVAL_VERBS:
@@ -31,7 +31,7 @@ def _power(args: list[str], places: Places, command: str, flag: Flag) -> None:
 
 
 def _systemctl(args: list[str], places: Places, command: str, flag: Flag) -> None:
-    verb = (_operands(args) or [""])[0]
+    verb = (operands(args) or [""])[0]
     if verb in ("0", "6", "poweroff", "reboot", "halt", "kexec", "suspend", "hibernate"):
         flag(REFUSE, "shutdown", f"`{command}` shuts down or restarts the machine")
     elif verb in ("stop", "disable", "mask", "kill", "isolate", "daemon-reexec", "emergency", "rescue"):
@@ -70,7 +70,7 @@ def _mount(args: list[str], places: Places, command: str, flag: Flag) -> None:
 
 
 def _firewall(args: list[str], places: Places, command: str, flag: Flag) -> None:
-    words = _operands(args)
+    words = operands(args)
     if set(args) <= _LISTING or words[:1] in (["list"], ["status"], ["show"]) or \
             all(a.startswith(("--list", "--state", "--get", "--query")) for a in args):
         return
@@ -96,7 +96,7 @@ def _kernel(args: list[str], places: Places, command: str, flag: Flag) -> None:
 
 
 def _network(args: list[str], places: Places, command: str, flag: Flag) -> None:
-    words = _operands(args)
+    words = operands(args)
     changes = {"down", "del", "delete", "flush", "add", "set", "change", "replace"} & set(words)
     if command.split(maxsplit=1)[0].endswith(("ifdown", "ifup")) or changes:
         flag(ASK, "network-config", f"`{command}` changes the network configuration")

@@ -9,16 +9,12 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from tools.guard.places import UNKNOWN
 from tools.guard.rules import FIND_FILTERS
-from tools.guard.scanner import ASK
-from tools.guard.shell_lex import PLACEHOLDER, Prepared
+from tools.guard.scanner import ASK, ShellScanner
+from tools.guard.shell_lex import Prepared
 from tools.guard.shell_words import dash_c, literal_output, peel
-
-if TYPE_CHECKING:
-    from tools.guard.shell_scan import Scan
 
 SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "ash"}
 PYTHONS = re.compile(r"^python(\d+(\.\d+)?)?$")
@@ -29,7 +25,6 @@ _LISTERS = {"find", "git"}
 _FILTERS = {"grep", "egrep", "fgrep", "sort", "uniq", "head", "tail", "cat"}
 _WRITES = (">", ">>", ">|", "&>", "&>>")
 _SUBSTITUTION = re.compile(r"\$\(([^()]*(?:\([^()]*\)[^()]*)*)\)|`([^`]*)`")
-_PLACEHOLDER = re.compile(PLACEHOLDER.format(r"\d+"))
 MAX_LOOP_ITEMS = 8
 """A loop body is checked once per item, for this many items at most."""
 _POSITIONAL = ("0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "@", "*", "#")
@@ -38,7 +33,7 @@ _POSITIONAL = ("0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "@", "*", "#")
 class Walker:
     """Walks the trees of one prepared source; node positions index its text."""
 
-    def __init__(self, scan: Scan, prepared: Prepared):
+    def __init__(self, scan: ShellScanner, prepared: Prepared):
         self.scan, self.src, self.heredocs = scan, prepared.text, prepared.heredocs
         self.fetched = False
         """A $(...) or <(...) read so far runs a downloader."""
@@ -264,10 +259,6 @@ class Walker:
 
 def _operands(args: list[str]) -> list[str]:
     return [a for a in args if not a.startswith("-")]
-
-
-def is_placeholder(word: str) -> bool:
-    return bool(_PLACEHOLDER.fullmatch(word))
 
 
 def script_kind(content: str, default: str) -> str:

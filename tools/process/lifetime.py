@@ -57,7 +57,7 @@ def die_with(parent: int) -> Callable[[], None]:
     def tie() -> None:
         _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != parent:  # ga died between the fork and the prctl
-            os._exit(137)
+            os.kill(os.getpid(), signal.SIGKILL)
     return tie
 
 
