@@ -28,7 +28,9 @@ from tools.guard import sandbox
 HOST_FILES = [Path(p) for p in ("/etc/hosts", "/etc/passwd", "/etc/shadow", "/etc/ssh/sshd_config", "/etc/fstab")]
 
 
-class _Quiet:
+class QuietTerminal:
+    """A terminal nobody sits at: every approval is rejected."""
+
     def ask(self, question: str, candidates: list[str]) -> str:
         return ""
 
@@ -81,7 +83,7 @@ def _context(home: Path, workspace: Path, boxed: bool) -> ToolContext:
     settings = load_settings(env={}, home=home / ".ga", workdir=workspace, autonomous=True, sandbox=boxed)
     run_dir = settings.runs_dir / "corpus"
     run_dir.mkdir(parents=True, exist_ok=True)
-    return ToolContext(settings=settings, run_dir=run_dir, ui=_Quiet(), call_id="corpus")
+    return ToolContext(settings=settings, run_dir=run_dir, ui=QuietTerminal(), call_id="corpus")
 
 
 def _verdict(case: Case, ctx: ToolContext) -> str:

@@ -23,7 +23,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.bench_corpus import corpus_figures
+from bench.bench_corpus import QuietTerminal, corpus_figures
 from ga.config import load_settings
 from ga.dispatch import ToolContext
 from tests.tools.guard.corpus import DANGEROUS, EVERYDAY
@@ -31,20 +31,6 @@ from tools.code_run import SPEC
 from tools.guard.shell_scan import check_script
 
 ROUNDS = 60
-
-
-class QuietTerminal:
-    def ask(self, question: str, candidates: list[str]) -> str:
-        return ""
-
-    def approve(self, title: str, text: str) -> tuple[str, str]:
-        return "reject", text
-
-    def live(self, text: str) -> None:
-        pass
-
-    def notice(self, text: str) -> None:
-        pass
 
 
 def make_ctx(root: Path) -> ToolContext:
