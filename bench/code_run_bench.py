@@ -1,9 +1,12 @@
-"""code_run benchmark: overhead against bare subprocess.run, agent memory under a 100 MB flood, policy speed.
+"""code_run benchmark: overhead against bare subprocess.run, agent memory under a 100 MB flood, policy speed,
+and the command policy's corpus (tests/tools/guard/corpus.py) with and without the sandbox.
 
-    python bench/code_run_bench.py
+    python bench/code_run_bench.py            # everything
+    python bench/code_run_bench.py corpus     # only the corpus figures
 
 Targets: overhead ≤ 1.5×, RSS growth ≤ 50 MB, policy check < 5 ms per command. Both sides of a
-ratio run in the same process, interleaved, so machine noise hits them alike.
+ratio run in the same process, interleaved, so machine noise hits them alike. The corpus runs against a
+throw-away HOME outside /tmp (bench_corpus.py): dangerous commands are executed only inside the sandbox.
 """
 
 from __future__ import annotations
@@ -20,27 +23,14 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.bench_corpus import QuietTerminal, corpus_figures
 from ga.config import load_settings
 from ga.dispatch import ToolContext
-from tests.tools.guard.test_shell_scan import CATASTROPHIC, DANGEROUS, EVERYDAY, PYTHON_CATASTROPHIC
+from tests.tools.guard.corpus import DANGEROUS, EVERYDAY
 from tools.code_run import SPEC
 from tools.guard.shell_scan import check_script
 
 ROUNDS = 60
-
-
-class QuietTerminal:
-    def ask(self, question: str, candidates: list[str]) -> str:
-        return ""
-
-    def approve(self, title: str, text: str) -> tuple[str, str]:
-        return "reject", text
-
-    def live(self, text: str) -> None:
-        pass
-
-    def notice(self, text: str) -> None:
-        pass
 
 
 def make_ctx(root: Path) -> ToolContext:
@@ -89,8 +79,7 @@ def flood_growth(ctx: ToolContext) -> tuple[float, float]:
 
 def policy_speed(workspace: Path) -> tuple[float, float, float, int]:
     """Mean and worst per-command median (5 runs each: a median shrugs off scheduler noise), and the raw max."""
-    corpus = [(c, "bash") for c, _ in CATASTROPHIC + DANGEROUS] + [(c, "bash") for c in EVERYDAY]
-    corpus += [(c, "python") for c, _ in PYTHON_CATASTROPHIC]
+    corpus = [(c.script, c.kind) for c in DANGEROUS + EVERYDAY]
     check_script("echo warm-up", "bash", workspace=workspace, home=Path.home())
     medians, raw_max = [], 0.0
     for script, kind in corpus:
@@ -105,6 +94,9 @@ def policy_speed(workspace: Path) -> tuple[float, float, float, int]:
 
 
 def main() -> None:
+    if sys.argv[1:] == ["corpus"]:
+        corpus_figures()
+        return
     with tempfile.TemporaryDirectory() as folder:
         ctx = make_ctx(Path(folder))
         for script, kind in (("print('hello')", "python"), ("echo hello", "bash")):
@@ -118,6 +110,7 @@ def main() -> None:
         mean, worst, raw_max, count = policy_speed(ctx.workspace)
         print(f"policy check over {count} commands: mean {mean:.3f} ms, slowest command {worst:.3f} ms "
               f"(median of 5), single worst sample {raw_max:.2f} ms (target < 5 ms) {'ok' if worst < 5 else 'OVER'}")
+    corpus_figures()
 
 
 if __name__ == "__main__":

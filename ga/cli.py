@@ -74,7 +74,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="permission mode; a resumed run keeps its own unless given")
     p.add_argument("--allow-path", action="append", type=Path, default=[], metavar="DIR",
                    help="let the file tools reach DIR too (repeatable)")
-    p.add_argument("--sandbox", action="store_true", help="run code_run inside bubblewrap")
+    boxes = p.add_mutually_exclusive_group()
+    boxes.add_argument("--sandbox", action="store_true",
+                       help="run code_run inside bubblewrap (default for autonomous runs when it works)")
+    boxes.add_argument("--no-sandbox", action="store_true", help="run code_run without the sandbox")
     p.add_argument("--headed", action="store_true", help="show the browser window")
     p.add_argument("--no-browser-profile", action="store_true", help="fresh browser profile, nothing kept")
     p.add_argument("--no-stream", action="store_true", help="do not stream replies")
@@ -92,10 +95,25 @@ def settings_from(args: argparse.Namespace) -> Settings:
         model="local" if args.local else args.model, workdir=args.workdir, json=args.json, autonomous=not interactive,
         max_turns=args.max_turns, max_tokens=args.max_tokens, max_time=args.max_time,
         mode="plan" if args.plan else "confirm" if args.confirm else args.mode or "default",
-        allow_paths=[p.expanduser().resolve() for p in args.allow_path], sandbox=args.sandbox or None,
+        allow_paths=[p.expanduser().resolve() for p in args.allow_path],
+        sandbox=True if args.sandbox else False if args.no_sandbox else None,
         headed=args.headed or None, browser_profile=False if args.no_browser_profile else None,
         stream=False if args.no_stream else None,
     )
+
+
+def choose_sandbox(settings: Settings, args: argparse.Namespace) -> None:
+    """--sandbox holds or the run is refused; a new autonomous run is sandboxed when bubblewrap works."""
+    from tools import sandbox_problem
+
+    if args.sandbox:
+        if reason := sandbox_problem():
+            raise ConfigError(f"--sandbox cannot hold on this host: {reason}. Fix that, or run with --no-sandbox.")
+    elif settings.autonomous and not args.no_sandbox and not args.resume:
+        reason = sandbox_problem()
+        settings.sandbox = not reason
+        if reason:
+            print(f"ga: code_run runs without a sandbox: {reason}; --no-sandbox silences this.", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -125,9 +143,13 @@ def run_command(argv: list[str]) -> int:
         if args.continue_run:
             _continue(args, settings)
         from ga.session import run_task  # the heavy imports wait until the flags are known good
+        from tools import hide_own_environment
 
+        hide_own_environment()  # before any child exists: /proc/<ga>/environ no longer shows the key
+
+        choose_sandbox(settings, args)
         given = frozenset(k for k, flag in (("workdir", args.workdir), ("model", args.model or args.local),
-                                            ("sandbox", args.sandbox),
+                                            ("sandbox", args.sandbox or args.no_sandbox),
                                             ("mode", args.plan or args.confirm or args.mode),
                                             ("allow_paths", args.allow_path)) if flag)
         outcome = run_task(settings, task=args.task, resume=args.resume, answer=args.answer, quiet=args.quiet,

@@ -64,7 +64,8 @@ class Settings:
     checkpoint_tokens: int = 200
     """Size limit of the working checkpoint."""
     sandbox: bool = False
-    """Run code_run inside bubblewrap."""
+    """Run code_run inside bubblewrap (--sandbox). Autonomous runs get it by default when bubblewrap works
+    (--no-sandbox opts out); its network is off unless GA_SANDBOX_NET=1."""
     headed: bool = False
     """Show the browser window."""
     browser_profile: bool = True

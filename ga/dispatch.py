@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -20,7 +21,9 @@ from ga import arguments
 from ga.config import Settings
 from ga.errors import AgentStop, PermissionDenied, ToolError
 from ga.permissions import SideEffect, check_mode, confine
+from ga.protected import approve_write
 from ga.protocols import UI, ToolCall
+from ga.redact import redact, redact_data
 
 log = logging.getLogger(__name__)
 
@@ -80,14 +83,19 @@ class ToolContext:
 
     def resolve(self, path: str, *, write: bool = False) -> Path:
         """A path the file tools may touch, or PermissionDenied naming the rule."""
-        return confine(path, self.workspace, self.roots(write=write)[1:], write=write)
+        target = confine(path, self.workspace, self.roots(write=write)[1:], write=write)
+        if write:  # kept apart from confine(): .git and ga's configuration need a human's approval
+            approve_write(target, self.settings, self.ui, interactive=self.interactive)
+        return target
 
     def save_output(self, name: str, data: str | bytes) -> Path:
         """Keep a full output in the run folder; the model is told the path."""
         folder = self.run_dir / "outputs"
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         path = folder / name
-        path.write_bytes(data.encode("utf-8", "replace") if isinstance(data, str) else data)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # run files are private to the user
+        with os.fdopen(fd, "wb") as f:
+            f.write(redact(data).encode("utf-8", "replace") if isinstance(data, str) else data)
         return path
 
     def close(self) -> None:
@@ -135,6 +143,13 @@ class ToolSpec:
         if self.concurrent is not None:
             return self.concurrent(args)
         return self.side_effect is SideEffect.READ_ONLY
+
+
+def redacted(result: ToolResult) -> ToolResult:
+    """Secrets out of a result before the model, the terminal or the trajectory see it (ga.redact)."""
+    result.content = redact(result.content)
+    result.details = redact_data(result.details)
+    return result
 
 
 def error(message: str, **details: object) -> ToolResult:
@@ -206,7 +221,7 @@ class Dispatcher:
     def _execute(self, p: _Prepared, ctx: ToolContext, budget: int) -> ToolResult:
         started = time.perf_counter()
         call_ctx = _for_call(ctx, p.call.id, budget)
-        result = _within_budget(p.result or self._run(p, call_ctx), call_ctx)
+        result = _within_budget(redacted(p.result or self._run(p, call_ctx)), call_ctx)
         result.details.setdefault("elapsed", round(time.perf_counter() - started, 4))
         return result
 

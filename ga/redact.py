@@ -10,6 +10,7 @@ import functools
 import os
 import re
 from collections.abc import Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 SECRET_NAME = re.compile(r"^(OPENAI|ANTHROPIC|AZURE_OPENAI|AZURE|GEMINI|GROQ|MISTRAL|COHERE|HF|HUGGING_?FACE)_|"
@@ -30,7 +31,9 @@ SHAPES = re.compile(
     r"|-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----"
 )
 """Strings shaped like well-known credentials, redacted wherever they come from."""
-URL_PASSWORD = re.compile(r"(?P<head>\b[a-z][a-z0-9+.-]*://[^/\s:@]+:)(?P<password>[^@\s/]+)(?=@)", re.IGNORECASE)
+_SHAPE_HINTS = ("sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "AKIA", "AIza", "hf_",
+                "PRIVATE KEY")
+URL_PASSWORD = re.compile(r"(?P<head>\b[a-z][a-z0-9+.-]{0,30}://[^/\s:@]+:)(?P<password>[^@\s/]+)(?=@)", re.IGNORECASE)
 """scheme://user:PASSWORD@host: the password part of a URL."""
 MARK = "[REDACTED]"
 
@@ -64,5 +67,17 @@ def redact(text: str, secrets: tuple[str, ...] | None = None) -> str:
     for value in _process_secrets() if secrets is None else secrets:
         if value in text:
             text = text.replace(value, MARK)
-    text = SHAPES.sub(MARK, text)
-    return URL_PASSWORD.sub(lambda m: m["head"] + MARK, text)
+    if any(hint in text for hint in _SHAPE_HINTS):  # the regexes cost far more than these scans
+        text = SHAPES.sub(MARK, text)
+    return URL_PASSWORD.sub(lambda m: m["head"] + MARK, text) if "://" in text else text
+
+
+def redact_data(value: Any, secrets: tuple[str, ...] | None = None) -> Any:
+    """`redact` applied to every string inside JSON-like data (dicts, lists); the structure is kept."""
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, dict):
+        return {k: redact_data(v, secrets) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_data(v, secrets) for v in value]
+    return value

@@ -1,6 +1,6 @@
 """Run folders: an append-only trajectory (the source of truth) and a small state file written atomically.
 
-GA_HOME/runs/<run_id>/
+GA_HOME/runs/<run_id>/           (folders 0700, files 0600: private to the user; secrets redacted)
   trajectory.jsonl   one event per line: message, call_start, result, status, notice
   state.json         status, task, owner process (pid, start time), turns and usage, tool state (checkpoint,
                      file stamps), escalation; rewritten atomically
@@ -25,6 +25,7 @@ from ga import liveness
 from ga.encoding import dumps
 from ga.errors import ConfigError
 from ga.protocols import Usage
+from ga.redact import redact_data
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -54,6 +55,14 @@ def hold_lock(path: Path) -> int:
     os.ftruncate(fd, 0)
     os.write(fd, str(os.getpid()).encode())
     return fd
+
+
+def private_folder(path: Path) -> Path:
+    """Create `path` (and missing parents) readable by the user only; an existing one is narrowed to 0700 too."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if path.stat().st_mode & 0o077:
+        os.chmod(path, 0o700)
+    return path
 
 
 def new_run_id() -> str:
@@ -90,7 +99,10 @@ class Run:
     def create(cls, runs_dir: Path, task: str, meta: dict) -> Run:
         folder = runs_dir / new_run_id()
         try:
-            folder.mkdir(parents=True)
+            if not runs_dir.parent.exists():
+                private_folder(runs_dir.parent)  # GA_HOME, when ga creates it
+            private_folder(runs_dir)
+            folder.mkdir(mode=0o700)
             state = {"task": task, "status": "running", "created": time.time(), **meta, **liveness.owner()}
             run = cls(folder, {**state, "tool_state": {}})
             run.save_state()
@@ -111,7 +123,7 @@ class Run:
 
     def save_state(self) -> None:
         self.state["updated"] = time.time()
-        atomic_write(self.folder / "state.json", dumps(self.state))
+        atomic_write(self.folder / "state.json", dumps(redact_data(self.state)))
 
     def lock(self) -> None:
         """Own the run for this process: a second ga on the same run is refused, not interleaved."""
@@ -133,8 +145,9 @@ class Run:
 
     def append(self, event: dict) -> None:
         """One JSON line, written with a single write call and flushed, so a kill leaves at most a torn tail."""
-        line = dumps({"t": round(time.time(), 3), **event}) + "\n"
-        with open(self._trajectory, "a+b") as f:
+        line = dumps(redact_data({"t": round(time.time(), 3), **event})) + "\n"
+        fd = os.open(self._trajectory, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        with open(fd, "a+b") as f:
             if not self._torn_checked:  # a line torn by an earlier kill: start ours on a fresh line
                 self._torn_checked = True
                 if f.tell() and (f.seek(-1, os.SEEK_END), f.read(1))[1] != b"\n":

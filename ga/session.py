@@ -62,6 +62,10 @@ def run_task(settings: Settings, *, task: str | None, resume: str | None = None,
     if jsonl:
         run.state["jsonl"] = True  # a background resume (`answer`) keeps writing events to the same output
     ui = _sink(jsonl, quiet)
+    if resume:  # what an earlier ga on this run left running, if its watchdog died too
+        from tools import sweep_run
+
+        sweep_run(run.id)
     try:
         outcome = _finished(run, answer) if resume else None
         ran = outcome is None

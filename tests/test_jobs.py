@@ -201,7 +201,8 @@ def test_continue_picks_the_newest_run_of_this_workspace(home, workspace, tmp_pa
     nothing = ga(["--continue"], None, home, empty)
     assert followed["run_id"] == second != first and followed["answer"] == "followed up"
     continued = server.requests[3]["messages"]
-    assert continued[1]["content"].endswith("\n\nsecond task") and continued[-1]["content"] == "The user adds: and one more thing"
+    assert continued[1]["content"].endswith("\n\nsecond task")
+    assert continued[-1]["content"] == "The user adds: and one more thing"
     assert last.returncode == 0 and server.requests[4]["messages"][1]["content"].endswith("\n\nsecond task")
     assert nothing.returncode == 2 and "No run in this workspace" in nothing.stderr
 

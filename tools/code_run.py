@@ -15,7 +15,7 @@ from ga.dispatch import ToolContext, ToolResult, ToolSpec
 from ga.permissions import SideEffect
 from tools.guard import sandbox
 from tools.guard.approval import check, script_cwd
-from tools.process import hints, runner
+from tools.process import environment, hints, lifetime, runner
 
 MAX_TIMEOUT = 600
 DEFAULT_TIMEOUT = 60
@@ -50,14 +50,15 @@ def run(args: dict, ctx: ToolContext) -> ToolResult:
     if ctx.deadline is not None:  # the run's --max-time ends the program too, not just the next turn
         timeout = max(1, min(timeout, math.ceil(ctx.deadline - time.monotonic())))
     cwd = script_cwd(args, ctx)
-    marker = runner.new_marker()
-    env = runner.child_env(dict(os.environ), marker)
+    processes = ctx.resources.setdefault("processes", lifetime.for_run(ctx.run_dir.name))
+    marker = processes.marker()
+    env = environment.child_env(dict(os.environ), **{lifetime.MARKER: marker})
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(cwd), env.get("PYTHONPATH", "")]))
-    log_path = ctx.run_dir / "outputs" / f"{ctx.call_id or marker}.log"
-    network = sandbox.network_allowed()
+    log_path = ctx.run_dir / "outputs" / f"{ctx.call_id or marker.rpartition('/')[2]}.log"
+    layout = sandbox.layout_for(ctx.workspace, ctx.settings.home, ctx.settings.allow_paths)
+    network = layout.network
     with _script_command(args["script"], kind) as (command, files):
-        boxed = sandbox.wrap(command, workspace=ctx.workspace, cwd=cwd, read_only=files, network=network) \
-            if ctx.settings.sandbox else command
+        boxed = sandbox.wrap(command, layout=layout, cwd=cwd, read_only=files) if ctx.settings.sandbox else command
         capture = runner.OutputCapture(log_path, TAIL_CHARS, ctx.ui.live)
         outcome = runner.run(boxed, cwd=cwd, env=env, timeout=timeout, capture=capture)
     return _result(args, outcome, capture, ctx, timeout=timeout, network=network)
@@ -86,7 +87,7 @@ def _result(args: dict, outcome: runner.Outcome, capture: runner.OutputCapture, 
             timeout: int, network: bool) -> ToolResult:
     kind = args.get("type", "python")
     notes = hints.hints(capture.tail, outcome.exit_code if not outcome.killed else None,
-                            script=args["script"], kind=kind, sandbox=ctx.settings.sandbox)
+                        script=args["script"], kind=kind, sandbox=ctx.settings.sandbox, network=network)
     notes = _run_notes(outcome, capture, ctx, timeout) + notes
     hint_text = "\n".join(notes)
     budget = max(1_000, min(TAIL_CHARS, ctx.output_budget) - RESERVED_CHARS - len(hint_text))

@@ -71,17 +71,26 @@ def test_cwd_is_confined_to_the_workspace(make_ctx, workspace):
     assert result.is_error and "workspace-confinement" in result.content
 
 
-def test_credentials_do_not_reach_the_child(make_ctx, monkeypatch):
+def test_children_get_an_allow_list_not_a_filtered_copy(make_ctx, monkeypatch):
     secrets = ["OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY",
-               "AWS_SESSION_TOKEN", "MY_SERVICE_SECRET", "HF_TOKEN", "DB_PASSWORD", "STRIPE_API_KEY"]
+               "DATABASE_URL", "SMTP_PASS", "GH_PAT", "MYAPIKEY", "SENTRY_DSN", "SLACK_WEBHOOK_URL", "KEEP_ME"]
     for name in secrets:
         monkeypatch.setenv(name, "s3cr3t")
-    monkeypatch.setenv("KEEP_ME", "visible")
     monkeypatch.setenv("TOKENIZERS_PARALLELISM", "false")
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
     content = run(make_ctx(), "import os; print(sorted(os.environ))").content
     assert "s3cr3t" not in content
     assert not [name for name in secrets if f"'{name}'" in content]
-    assert "'KEEP_ME'" in content and "'TOKENIZERS_PARALLELISM'" in content
+    assert "'TOKENIZERS_PARALLELISM'" in content and "'LC_ALL'" in content and "'PATH'" in content
+
+
+def test_ga_pass_env_names_what_children_get(make_ctx, monkeypatch):
+    monkeypatch.setenv("KEEP_ME", "visible")
+    monkeypatch.setenv("AWS_REGION", "eu-west-1")
+    monkeypatch.setenv("SMTP_PASS", "s3cr3t")
+    monkeypatch.setenv("GA_PASS_ENV", "KEEP_ME, AWS_*")
+    content = run(make_ctx(), "import os; print(sorted(os.environ))").content
+    assert "'KEEP_ME'" in content and "'AWS_REGION'" in content and "'SMTP_PASS'" not in content
 
 
 # --- permission modes ----------------------------------------------------------

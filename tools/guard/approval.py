@@ -8,9 +8,13 @@ Policy file: GA_HOME/policy.json, read on each dangerous call. Deny by default; 
     }
 
 `allow_rules` names rule ids (as printed in refusals); `allow_commands` holds glob patterns (fnmatch:
-`*` matches anything, newlines too) matched against the whole script, leading and trailing blanks
-stripped. A script runs when each of its dangerous findings is allowed by a rule id, or when the script
-matches a pattern. The catastrophic tier is never allowed, by the file or by a human.
+`*` matches anything) matched against each simple command that needs approval (`git reset --hard`), never
+against the whole script: `git reset --hard*` does not approve `git reset --hard` followed by `rm -rf ~/docs`.
+A script runs when each of its dangerous findings is allowed by its rule id or by a pattern matching its
+command. The catastrophic tier is never allowed, by the file or by a human.
+
+The file is a protected path (ga/protected.py): no tool writes it unasked. A change made to it while a run
+is going (by whatever means) is not trusted by that run: it keeps the policy it first read.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ def check(args: dict, ctx: ToolContext) -> dict:
     """ToolSpec.check hook: returns the arguments to run (maybe edited by the human), or raises PermissionDenied."""
     for _ in range(MAX_EDITS + 1):
         found = scan_script(args["script"], args.get("type", "python"), workspace=ctx.workspace,
-                            home=Path.home(), cwd=script_cwd(args, ctx))
+                            home=Path.home(), cwd=script_cwd(args, ctx), ga_home=ctx.settings.home)
         decision = worst(found)
         if decision.verdict == REFUSE:
             raise PermissionDenied(
@@ -67,17 +71,46 @@ def check(args: dict, ctx: ToolContext) -> dict:
 
 def _autonomous(args: dict, found: list[Decision], ctx: ToolContext) -> dict:
     path = ctx.settings.home / POLICY_FILE
-    allow_rules, patterns = load_policy(path)
-    script = args["script"].strip()
-    if any(fnmatch.fnmatchcase(script, p) for p in patterns):
-        return args
-    blocked = [d for d in found if d.verdict == ASK and d.rule not in allow_rules]
+    policy = ctx.resources.setdefault("command-policy", PolicySnapshot(path))
+    allow_rules, patterns = policy.read()
+    blocked = [d for d in found if d.verdict == ASK and d.rule not in allow_rules
+               and not any(fnmatch.fnmatchcase(d.command.strip(), p) for p in patterns)]
     if not blocked:
         return args
     d = blocked[0]
     raise PermissionDenied(
         f"Refused: {d.reason} (rule: {d.rule}; needs approval, and no human is at a terminal). Nothing was run. "
-        f"Do it another way; the user can allow it by adding \"{d.rule}\" to allow_rules in {path}.")
+        f"Do it another way; the user can allow it by adding \"{d.rule}\" to allow_rules in {path}.{policy.note}")
+
+
+class PolicySnapshot:
+    """The policy file as this run first read it: a change made while the run goes on waits for the next run."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.stamp: tuple | None = None
+        self.policy: tuple[set[str], list[str]] | None = None
+        self.note = ""
+
+    def read(self) -> tuple[set[str], list[str]]:
+        stamp = _stamp(self.path)
+        if self.policy is None:
+            self.policy, self.stamp = load_policy(self.path), stamp
+        elif stamp != self.stamp:
+            self.note = (f" ({self.path} changed while this run was going; the change is ignored until the next "
+                         "run.)")
+        return self.policy
+
+    def close(self) -> None:
+        pass
+
+
+def _stamp(path: Path) -> tuple | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def load_policy(path: Path) -> tuple[set[str], list[str]]:

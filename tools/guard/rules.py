@@ -1,290 +1,31 @@
-"""The rules of the command policy, applied to one simple command (an argv) or one path.
+"""The rules of the command policy, applied to one simple command (an argv).
 
-shell_scan.py finds the commands (through pipes, eval, `bash -c`, substitutions...); this file
-decides what each one may do. A rule reports through `flag(verdict, rule_id, reason)`.
+shell_scan.py finds the commands (through pipes, eval, `bash -c`, substitutions, functions...); the rules
+decide what each one may do: rules_files (deletes, writes, moves), rules_git, rules_system, other_code
+(perl, node, ruby... one-liners, called by the scan). A rule reports through `flag(verdict, rule_id, reason)`.
 """
 
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Callable
 
-from tools.guard.scanner import ASK, REFUSE
-from tools.guard.shell_words import Places, Target, normpath
+from tools.guard.places import Places
+from tools.guard.rules_files import FILE_RULES, FIND_FILTERS, Flag, Rule, check_delete, check_write, is_device
+from tools.guard.rules_git import check_git
+from tools.guard.rules_system import SYSTEM_RULES
 
-Flag = Callable[[str, str, str], None]
+__all__ = ["FIND_FILTERS", "RULES", "check_argv", "check_delete", "check_write", "is_device"]
 
-_DEVICE = re.compile(r"^/dev/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|md\d|dm-\d|loop\d|sr\d|nbd\d|"
-                     r"disk/|mapper/|block/|mem$|kmem$|port$)")
-_SAFE_WRITES = re.compile(r"^/dev/(null|zero|stdout|stderr|tty|fd/\d+|pts/\d+)$|^/proc/self/fd/")
+RULES: dict[str, Rule] = {**FILE_RULES, **SYSTEM_RULES, "git": check_git}
 
 
-def is_device(path: str) -> bool:
-    return bool(_DEVICE.match(normpath(path) if path.startswith("//") else path))
-
-
-_PLACE_WORDS = {"root": "the root of the file system", "home": "the home folder",
-                "workspace-root": "the workspace root", "ancestor": "a folder holding the home folder or workspace",
-                "top-level": "a top-level system folder"}
-
-
-def check_delete(target: Target, *, recursive: bool, command: str, flag: Flag) -> None:
-    """rm, shutil.rmtree, find -delete...: the workspace is fine, outside asks, / home and workspace root never."""
-    if target.unknown:
-        if target.place == "root":
-            flag(ASK, "rm-unset-variable", f"`{command}` deletes {target.path} when a variable in "
-                 f"{target.text!r} is empty or unset; use a literal path")
-        return
-    if target.catastrophic and recursive:
-        rule = {"home": "rm-home", "workspace-root": "rm-workspace-root"}.get(target.place, "rm-root")
-        flag(REFUSE, rule, f"`{command}` would recursively delete {_PLACE_WORDS[target.place]} ({target.path})")
-    elif target.place not in ("inside", "temp") and not (target.deep_glob and target.place == "workspace-root"):
-        what = f"entries in {target.path}" if target.deep_glob else str(target.path)
-        flag(ASK, "delete-outside-workspace", f"`{command}` deletes {what}, outside the workspace")
-
-
-def check_write(path: str, places: Places, command: str, flag: Flag) -> None:
-    """Redirections and other writes: a disk device never, outside the workspace asks."""
-    if is_device(path):
-        flag(REFUSE, "overwrite-device", f"`{command}` writes onto the disk device {path}")
-        return
-    if _SAFE_WRITES.match(path):
-        return
-    target = places.target(path)
-    if not target.unknown and target.place not in ("inside", "temp", "workspace-root"):  # `cp x .` is inside
-        flag(ASK, "write-outside-workspace", f"`{command}` writes {target.path}, outside the workspace")
-
-
-def _short_flags(args: list[str]) -> str:
-    return "".join(a[1:] for a in args if a.startswith("-") and not a.startswith("--"))
-
-
-def _operands(args: list[str]) -> list[str]:
-    if "--" in args:
-        i = args.index("--")
-        return [a for a in args[:i] if not a.startswith("-")] + args[i + 1:]
-    return [a for a in args if not a.startswith("-")]
-
-
-def _rm(args: list[str], places: Places, command: str, flag: Flag) -> None:
-    recursive = "--recursive" in args or any(c in _short_flags(args) for c in "rR")
-    if "--no-preserve-root" in args:
-        flag(REFUSE, "rm-no-preserve-root", f"`{command}` disables rm's protection of /")
-    for operand in _operands(args):
-        check_delete(places.target(operand), recursive=recursive, command=command, flag=flag)
-
-
-FIND_FILTERS = {"-name", "-iname", "-path", "-ipath", "-wholename", "-regex", "-iregex", "-newer", "-mtime", "-mmin",
-                 "-atime", "-amin", "-ctime", "-cmin", "-size", "-empty", "-inum", "-samefile", "-user", "-group",
-                 "-perm", "-links"}
-
-
-def _find(args: list[str], places: Places, command: str, flag: Flag) -> None:
-    deleting = "-delete" in args or any(a in ("-exec", "-execdir") and i + 1 < len(args) and
-                                        os.path.basename(args[i + 1]) in ("rm", "shred")
-                                        for i, a in enumerate(args))
-    if deleting:
-        roots = [a for a in args[: next((i for i, a in enumerate(args) if a.startswith(("-", "(", "!"))),
-                                        len(args))]] or ["."]
-        selective = bool(FIND_FILTERS & set(args))
-        for root in roots:
-            check_delete(places.target(root, selective=selective), recursive=True, command=command, flag=flag)
-
-
-def _permissions(args: list[str], places: Places, command: str, flag: Flag) -> None:
-    recursive = "--recursive" in args or "R" in _short_flags(args)
-    for operand in _operands(args)[1:]:
-        target = places.target(operand)
-        if target.unknown:
-            continue
-        if recursive and target.catastrophic:
-            flag(REFUSE, "chmod-recursive-root",
-                 f"`{command}` recursively changes permissions of {_PLACE_WORDS[target.place]} ({target.path})")
-        elif target.place not in ("inside", "temp"):
-            flag(ASK, "permissions-outside-workspace", f"`{command}` changes {target.path}, outside the workspace")
-
-
-def _dd(args: list[str], places: Places, command: str, flag: Flag) -> None:
-    for a in args:
-        if a.startswith("of=") and is_device(a[3:]):
-            flag(REFUSE, "dd-to-device", f"`{command}` writes raw data onto the disk device {a[3:]}")
-        elif a.startswith("of="):
-            check_write(a[3:], places, command, flag)
-
-
-def _values(args: list[str], with_value: set[str]) -> tuple[list[str], dict[str, str]]:
-    """The operands of a command and the values of its options (`-t DIR`, `--suffix=X`), by option."""
-    words, values, i = [], {}, 0
-    while i < len(args):
-        a, i = args[i], i + 1
-        if a == "--":
-            return words + args[i:], values
-        name, eq, value = a.partition("=") if a.startswith("--") else (a, "", "")
-        if a.startswith("-") and len(a) > 1:
-            if name in with_value and not eq and i < len(args):
-                value, i = args[i], i + 1
-            values[name] = value
-        else:
-            words.append(a)
-    return words, values
-
-
-def _copy(args: list[str], places: Places, command: str, flag: Flag) -> None:
-    """cp, mv, install, ln: the destination is written, like `> DEST`."""
-    words, values = _values(args, {"-t", "--target-directory", "-S", "--suffix", "-m", "--mode", "-o", "--owner",
-                                   "-g", "--group"})
-    directory = values.get("-t") or values.get("--target-directory")
-    if directory is not None:
-        dests = [directory]
-    elif "-d" in values or "--directory" in values:  # install -d DIR...: each is created
-        dests = words
-    else:
-        dests = words[-1:] if len(words) > 1 else []
-    for dest in dests:
-        check_write(dest, places, command, flag)
-
-
-def _writer(with_value: set[str]) -> Callable[[list[str], Places, str, Flag], None]:
-    """tee, truncate, shred: every operand is written."""
-    def rule(args: list[str], places: Places, command: str, flag: Flag) -> None:
-        for operand in _values(args, with_value)[0]:
-            check_write(operand, places, command, flag)
-    return rule
-
-
-_RSYNC_VALUES = {"-e", "--rsh", "-f", "--filter", "--exclude", "--include", "--exclude-from", "--include-from",
-                 "--files-from", "-T", "--temp-dir", "--compare-dest", "--copy-dest", "--link-dest", "--backup-dir",
-                 "--suffix", "--chmod", "--chown", "--timeout", "--contimeout", "--bwlimit", "--max-size",
-                 "--min-size", "--max-delete", "--partial-dir", "--log-file", "--password-file", "--port", "-B",
-                 "--block-size", "--out-format", "--modify-window", "--iconv", "-M", "--remote-option",
-                 "--rsync-path", "--usermap", "--groupmap", "--address", "--sockopts", "--skip-compress"}
-_REMOTE = re.compile(r"^[^/]*:|^rsync://")
-
-
-def _rsync(args: list[str], places: Places, command: str, flag: Flag) -> None:
-    """--delete empties what the destination holds beyond the source; --remove-source-files empties the source."""
-    words, values = _values(args, _RSYNC_VALUES)
-    if len(words) < 2:
-        return
-    *sources, dest = words
-    if any(v.startswith("--del") for v in values) and not _REMOTE.match(dest):
-        for source in sources:  # `src/` syncs into dest itself, `src` into dest/src
-            into = dest if source.endswith(("/", "/.")) else os.path.join(dest, os.path.basename(source))
-            check_delete(places.target(into), recursive=True, command=command, flag=flag)
-    if "--remove-source-files" in values:
-        for source in sources:
-            if not _REMOTE.match(source):
-                check_delete(places.target(source), recursive=True, command=command, flag=flag)
-
-
-_TAR_SHORT_VALUES = set("fCTXbHgKLNV")
-_TAR_LONG_VALUES = {"--file", "--directory", "--files-from", "--exclude-from", "--exclude", "--blocking-factor",
-                    "--format", "--listed-incremental", "--starting-file", "--tape-length", "--newer", "--label",
-                    "--owner", "--group", "--mode", "--transform", "--xform", "--use-compress-program", "--mtime",
-                    "--after-date", "--to-command", "--suffix"}
-
-
-def _tar(args: list[str], places: Places, command: str, flag: Flag) -> None:
-    """--remove-files deletes what was put in the archive (relative to the -C folder in force)."""
-    if "--remove-files" not in args:
-        return
-    if args and not args[0].startswith("-"):
-        args = ["-" + args[0], *args[1:]]  # old style: `tar cf x.tar dir`
-    directory, i = "", 0
-    while i < len(args):
-        a, i = args[i], i + 1
-        if a.startswith("--"):
-            name, eq, value = a.partition("=")
-            if name in _TAR_LONG_VALUES and not eq and i < len(args):
-                value, i = args[i], i + 1
-            directory = value if name == "--directory" else directory
-        elif a.startswith("-") and len(a) > 1:
-            at = next((j for j, c in enumerate(a[1:], 1) if c in _TAR_SHORT_VALUES), None)
-            if at is not None:
-                value = a[at + 1:]
-                if not value and i < len(args):
-                    value, i = args[i], i + 1
-                directory = value if a[at] == "C" else directory
-        else:
-            check_delete(places.target(os.path.join(directory, a)), recursive=True, command=command, flag=flag)
-
-
-def _git(args: list[str], places: Places, command: str, flag: Flag) -> None:
-    words = _operands(args)
-    sub = words[0] if words else ""
-    shorts = _short_flags(args)
-    if sub == "push" and ({"--force", "--force-with-lease", "--mirror"} & set(args) or "f" in shorts
-                          or any(w.startswith("+") for w in words[1:])):
-        flag(ASK, "git-push-force", f"`{command}` rewrites history on the remote")
-    elif sub == "reset" and "--hard" in args:
-        flag(ASK, "git-reset-hard", f"`{command}` throws away uncommitted changes")
-    elif sub == "clean" and ("f" in shorts or "--force" in args):
-        flag(ASK, "git-clean", f"`{command}` deletes untracked (maybe ignored) files for good")
-
-
-_REMOVAL_VERBS = {"remove", "purge", "autoremove", "erase", "uninstall", "del", "rm"}
-_PACKAGE_TOOLS = {"apt", "apt-get", "aptitude", "yum", "dnf", "zypper", "apk", "snap", "brew", "pip", "pip3",
-                  "conda", "mamba", "npm", "pnpm", "yarn", "gem", "cargo", "flatpak", "uv"}
-
-
-def _packages(args: list[str], places: Places, command: str, flag: Flag) -> None:
-    words = _operands(args)
-    if command.split(maxsplit=1)[0].endswith(("npm", "pnpm", "yarn")) and "-g" not in args and "--global" not in args:
-        return  # removing a project dependency only edits the project
-    if words and words[0] in _REMOVAL_VERBS:
-        flag(ASK, "package-removal", f"`{command}` removes installed packages")
-
-
-def _dpkg_pacman(args: list[str], places: Places, command: str, flag: Flag) -> None:
-    if {"-r", "-P", "--remove", "--purge"} & set(args) or any(a.startswith("-R") for a in args):
-        flag(ASK, "package-removal", f"`{command}` removes installed packages")
-
-
-def _power(args: list[str], places: Places, command: str, flag: Flag) -> None:
-    flag(REFUSE, "shutdown", f"`{command}` shuts down or restarts the machine")
-
-
-def _runlevel(args: list[str], places: Places, command: str, flag: Flag) -> None:
-    if args and args[0] in ("0", "6", "poweroff", "reboot", "halt", "kexec"):
-        flag(REFUSE, "shutdown", f"`{command}` shuts down or restarts the machine")
-
-
-def _kill(args: list[str], places: Places, command: str, flag: Flag) -> None:
-    pids = args[args.index("--") + 1:] if "--" in args else args[1:]
-    if "-1" in pids:
-        flag(REFUSE, "kill-all", f"`{command}` signals every process you own")
-
-
-def _mkfs(args: list[str], places: Places, command: str, flag: Flag) -> None:
-    flag(REFUSE, "mkfs", f"`{command}` formats a file system, destroying what it held")
-
-
-def _partition(args: list[str], places: Places, command: str, flag: Flag) -> None:
-    if "-l" not in args and "--list" not in args:
-        flag(ASK, "partition-table", f"`{command}` edits a disk's partition table")
-
-
-RULES: dict[str, Callable[[list[str], Places, str, Flag], None]] = {
-    "rm": _rm, "unlink": _rm, "find": _find,
-    "chmod": _permissions, "chown": _permissions, "chgrp": _permissions,
-    "dd": _dd, "cp": _copy, "mv": _copy, "install": _copy, "ln": _copy, "rsync": _rsync, "tar": _tar,
-    "tee": _writer(set()), "truncate": _writer({"-s", "--size", "-r", "--reference"}),
-    "shred": _writer({"-n", "--iterations", "-s", "--size", "--random-source"}),
-    "git": _git, "dpkg": _dpkg_pacman, "pacman": _dpkg_pacman,
-    "shutdown": _power, "reboot": _power, "halt": _power, "poweroff": _power,
-    "init": _runlevel, "telinit": _runlevel, "systemctl": _runlevel, "kill": _kill,
-    "mkfs": _mkfs, "mke2fs": _mkfs, "mkswap": _mkfs, "wipefs": _mkfs, "mkntfs": _mkfs, "mkdosfs": _mkfs,
-    "fdisk": _partition, "sfdisk": _partition, "parted": _partition, "gdisk": _partition, "sgdisk": _partition,
-    **dict.fromkeys(_PACKAGE_TOOLS, _packages),
-}
+def rule_name(word: str) -> str:
+    name = os.path.basename(word)
+    return "mkfs" if name.startswith("mkfs.") else name
 
 
 def check_argv(argv: list[str], places: Places, flag: Flag) -> None:
     """Apply the rule for argv[0] (by its base name), if there is one."""
-    name = os.path.basename(argv[0])
-    if name.startswith("mkfs."):
-        name = "mkfs"
-    rule = RULES.get(name)
+    rule = RULES.get(rule_name(argv[0]))
     if rule is not None:
         rule(argv[1:], places, " ".join(argv)[:200], flag)

@@ -4,7 +4,11 @@ checks report to. shell_scan.Scan implements it; python_scan and shell_words onl
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from tools.guard.places import Places
 
 ALLOW, ASK, REFUSE = "allow", "ask", "refuse"
 """The three tiers: run it, ask a human (the dangerous tier), never run it (the catastrophic tier)."""
@@ -17,6 +21,8 @@ class Decision:
     """allow, ask (the dangerous tier) or refuse (the catastrophic tier)."""
     rule: str = ""
     reason: str = ""
+    command: str = ""
+    """The one simple command (or Python call) that raised it: what policy.json's allow_commands match."""
 
     @property
     def message(self) -> str:
@@ -50,6 +56,22 @@ class Scanner(Protocol):
         """Check a deletion of `path`."""
         ...
 
-    def write(self, path: str, command: str) -> None:
-        """Check a write to `path`."""
+    def write(self, path: str, command: str, *, strict: bool = True) -> None:
+        """Check a write to `path`; `strict`: a path with an unknown start asks (bash), else it passes (Python)."""
+        ...
+
+
+class ShellScanner(Scanner, Protocol):
+    """What the bash walker also needs: the known values, the functions and aliases defined, scripts written."""
+
+    places: Places
+    command: str
+    depth: int
+    functions: dict[str, tuple[Any, object]]
+    """Function name -> (the walker that defined it, its body)."""
+    called: set[str]
+    files: dict[Path, str]
+
+    def deeper(self, what: str) -> bool:
+        """Enter nested code; False (and a finding) past the depth limit."""
         ...

@@ -1,8 +1,8 @@
-"""Reading shell words without running anything: where a path points, which command a wrapper runs,
-and what a literal pipeline prints (`echo X | base64 -d | rev`).
+"""Reading shell words without running anything: which command a wrapper runs, what `xargs` receives,
+and what a literal pipeline prints (`echo X | base64 -d | rev`, `whoami`, `mktemp -d`, `pwd`).
 
-The command policy uses it to place the paths commands name, to see through `sudo`/`env`/`busybox`,
-to read scripts hidden in base64, reversed strings or `printf` escapes, and to see what `xargs` receives.
+The command policy uses it to see through `sudo`/`env`/`busybox`, to read scripts hidden in base64, reversed
+strings or `printf` escapes, and to know the values of the few commands whose output is predictable.
 """
 
 from __future__ import annotations
@@ -10,22 +10,13 @@ from __future__ import annotations
 import base64
 import binascii
 import codecs
-import functools
 import os
 import re
 import shlex
-import tempfile
-from dataclasses import dataclass, field
-from pathlib import Path
 
+from tools.guard.places import UNKNOWN, Places, entries_below
 from tools.guard.scanner import Scanner
 
-UNKNOWN = "${UNKNOWN}"
-_VARIABLE = re.compile(r"\$\{[^}]*\}|\$[A-Za-z_]\w*")
-_GLOB = re.compile(r"[*?\[]")
-_WHOLE_GLOBS = {"*", ".*", "*.*", "**", ".[!.]*", ".??*"}
-_KNOWN_VARS = {"HOME": "home", "PWD": "cwd", "TMPDIR": "tmp"}
-_TEMP_ROOTS = sorted({Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"), Path(tempfile.gettempdir())})
 _RESERVED = {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}", "(", ")",
              "[[", "]]", "case", "esac", "for", "in"}
 WRAPPERS = {"sudo": {"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"}, "doas": {"-u", "-C"},
@@ -36,101 +27,17 @@ WRAPPERS = {"sudo": {"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"}, "doa
 """Commands that run the command named after their options: `busybox rm -rf /` is `rm -rf /`."""
 
 
-def normpath(path: str) -> str:
-    """os.path.normpath, with a leading `//` (kept by POSIX) collapsed: `//` is `/`."""
-    path = os.path.normpath(path)
-    return "/" + path.lstrip("/") if path.startswith("//") else path
-
-
-@functools.lru_cache(maxsize=256)
-def expand_user(text: str) -> str:
-    """`~name/x` as bash expands it (`~root` is /root); an unknown user stays literal."""
-    return os.path.expanduser(text)
-
-
-@dataclass(kw_only=True)
-class Target:
-    """A path as a command names it, placed relative to the workspace and the home folder."""
-
-    text: str
-    path: Path
-    place: str
-    """root, home, workspace-root, ancestor, top-level, inside, temp or outside."""
-    unknown: bool = False
-    """Part of it came from a variable or output the policy cannot see (taken as empty)."""
-    deep_glob: bool = False
-    """Only some entries below `path` are meant (`dir/*.log`, `dir/*/cache`), not `path` itself."""
-
-    @property
-    def catastrophic(self) -> bool:
-        return self.place in ("root", "home", "workspace-root", "ancestor", "top-level") and not self.deep_glob
-
-
-@dataclass(kw_only=True)
-class Places:
-    workspace: Path
-    home: Path
-    cwd: Path
-    variables: dict[str, str] = field(default_factory=dict)
-    """Shell variables assigned a literal value earlier in the script."""
-
-    def target(self, text: str, *, selective: bool = False) -> Target:
-        """`selective`: only some entries below the path are meant (e.g. find -name ...)."""
-        expanded, unknown = self._expand(text)
-        parts = Path(expanded).parts
-        glob_at = next((i for i, p in enumerate(parts) if _GLOB.search(p)), None)
-        if glob_at is not None:  # `dir/*` deletes what `dir` holds: judge it as `dir`
-            selective = selective or glob_at < len(parts) - 1 or parts[glob_at] not in _WHOLE_GLOBS
-            parts = parts[:glob_at]
-        raw = Path(*parts) if parts else Path(".")
-        path = Path(normpath(str(raw if raw.is_absolute() else self.cwd / raw)))
-        return Target(text=text, path=path, place=self._place(path), unknown=unknown, deep_glob=selective)
-
-    def _expand(self, text: str) -> tuple[str, bool]:
-        unknown = False
-
-        def variable(m: re.Match) -> str:
-            nonlocal unknown
-            name = m.group(0).strip("${}")
-            if name in self.variables and "$" not in self.variables[name]:
-                return self.variables[name]
-            known = _KNOWN_VARS.get(name)
-            if known:
-                return str({"home": self.home, "cwd": self.cwd, "tmp": "/tmp"}[known])
-            unknown = True
-            return ""
-
-        if text == "~" or text.startswith("~/"):
-            text = str(self.home) + text[1:]
-        elif text == "~+" or text.startswith("~+/"):
-            text = str(self.cwd) + text[2:]
-        elif text.startswith("~"):
-            text = expand_user(text)
-        return _VARIABLE.sub(variable, text), unknown
-
-    def _place(self, path: Path) -> str:
-        if path == Path("/"):
-            return "root"
-        if path == self.home:
-            return "home"
-        if path == self.workspace:
-            return "workspace-root"
-        if self.home.is_relative_to(path) or self.workspace.is_relative_to(path):
-            return "ancestor"
-        if len(path.parts) == 2:
-            return "top-level"
-        if path.is_relative_to(self.workspace):
-            return "inside"
-        if any(path.is_relative_to(t) for t in _TEMP_ROOTS):
-            return "temp"
-        return "outside"
-
-
 def dash_c(args: list[str]) -> str | None:
     """The script of `sh -c SCRIPT` / `bash -lc SCRIPT` / `python -c CODE`, or None."""
+    found = dash_c_args(args)
+    return None if found is None else found[0]
+
+
+def dash_c_args(args: list[str]) -> tuple[str, list[str]] | None:
+    """`sh -c SCRIPT NAME ARG...`: the script and the words after it ($0, $1, ...)."""
     for i, a in enumerate(args):
         if a.startswith("-") and not a.startswith("--") and "c" in a[1:]:
-            return args[i + 1] if i + 1 < len(args) else ""
+            return (args[i + 1], args[i + 2:]) if i + 1 < len(args) else ("", [])
         if not a.startswith("-"):
             return None
     return None
@@ -205,8 +112,11 @@ class Fallback:
                 command.append(token)
 
 
-def literal_output(argv: list[str], stdin: str | None) -> str | None:
-    """What this stage prints given `stdin` (None: the stage is the start), or None when not literal."""
+def literal_output(argv: list[str], stdin: str | None, places: Places | None = None) -> str | None:
+    """What this stage prints given `stdin` (None: the stage is the start), or None when not literal.
+
+    `argv` is expanded already (no unknown part); `places` answers `pwd`, `whoami`, `mktemp`, `find` and `ls`.
+    """
     if not argv:
         return None
     name, args = os.path.basename(argv[0]), argv[1:]
@@ -218,6 +128,8 @@ def literal_output(argv: list[str], stdin: str | None) -> str | None:
         return _unescape(args[0].replace("%s", " ".join(args[1:])) if len(args) > 1 else args[0])
     if name == "cat" and not args:
         return stdin
+    if places is not None and stdin is None and (computed := _computed(name, args, places)) is not None:
+        return computed
     if stdin is None:
         return None
     if name in ("base64", "base32") and {"-d", "--decode", "-D"} & set(args):
@@ -233,6 +145,28 @@ def literal_output(argv: list[str], stdin: str | None) -> str | None:
             return bytes.fromhex("".join(stdin.split())).decode("utf-8", "replace")
         except ValueError:
             return None
+    return None
+
+
+def _computed(name: str, args: list[str], places: Places) -> str | None:
+    """Commands whose output the policy can predict: where they point is what matters, not the exact text."""
+    operands = [a for a in args if not a.startswith("-")]
+    if name == "pwd":
+        return str(places.cwd) + "\n" if places.cwd_known else None
+    if name == "whoami" or (name == "id" and "-un" in args):
+        return (places.value("USER") or "") + "\n"
+    if name == "mktemp":
+        folder = next((a.split("=", 1)[1] for a in args if a.startswith("--tmpdir=")), "/tmp")
+        template = operands[-1] if operands else "tmp.XXXXXXXXXX"
+        return os.path.join(folder, template.replace("X", "0")) + "\n"
+    if name in ("dirname", "basename", "realpath", "readlink") and operands:
+        path = operands[0] if name in ("dirname", "basename") else str(places.target(operands[0]).path)
+        return {"dirname": os.path.dirname, "basename": os.path.basename}.get(name, str)(path) + "\n"
+    if name == "find":  # the paths below its roots
+        roots = args[: next((i for i, a in enumerate(args) if a.startswith(("-", "(", "!"))), len(args))] or ["."]
+        return " ".join(entries_below(r, len(roots) < len(args)) for r in roots) + "\n"
+    if name == "ls":
+        return " ".join(entries_below(r, True) for r in operands or ["."]) + "\n"
     return None
 
 

@@ -23,12 +23,20 @@ _PORT_IN_USE = re.compile(r"address already in use|EADDRINUSE|port is already al
 _PORT = re.compile(r"(?:port\s*[=:]?\s*|:)(\d{2,5})\b", re.I)
 
 
-def hints(output: str, exit_code: int | None, *, script: str, kind: str, sandbox: bool) -> list[str]:
+_NO_NETWORK = re.compile(r"Temporary failure in name resolution|Could not resolve host|Name or service not known|"
+                         r"Network is unreachable|getaddrinfo (ENOTFOUND|EAI_AGAIN)|nodename nor servname")
+
+
+def hints(output: str, exit_code: int | None, *, script: str, kind: str, sandbox: bool,
+          network: bool = True) -> list[str]:
     """Hints for the tail of the output (empty when the run succeeded)."""
     if exit_code == 0:
         return []
+    offline = sandbox and not network and _NO_NETWORK.search(output)
     found = [_missing_module(output), _command_not_found(output, exit_code), _syntax_error(output, script, kind),
-             _permission_denied(output, sandbox), _port_in_use(output, script)]
+             _permission_denied(output, sandbox), _port_in_use(output, script),
+             "the sandbox has no network: do it offline, or tell the user that GA_SANDBOX_NET=1 allows the "
+             "network (or --no-sandbox)." if offline else ""]
     return [f"hint: {h}" for h in found if h]
 
 
@@ -77,6 +85,10 @@ def _permission_denied(output: str, sandbox: bool) -> str:
              if sandbox else "")
     if "Read-only file system" in output and sandbox:
         where = " The sandbox makes everything outside the workspace read-only."
+    if sandbox and re.search(r"\.git/\S*(lock|config|hooks)\S*'?:? Read-only file system|\.git\S*: Read-only", output):
+        return ("in the sandbox the repository's .git is read-only (hooks and config written there would run on "
+                "the host later): git can read but not commit, branch or configure. Leave the git step to the "
+                "user and say so, or ask for a run with --no-sandbox.")
     return ("permission denied: check the path and its permissions; run scripts with `bash file.sh` / "
             f"`python file.py` or `chmod +x` them; write inside the workspace.{where}")
 

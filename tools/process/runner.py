@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import codecs
 import os
-import re
 import selectors
 import signal
 import subprocess
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,25 +20,18 @@ from typing import TextIO
 import psutil
 
 from ga import screen
+from ga.redact import redact
+from tools.process import lifetime, watchdog
+from tools.process.watchdog import MARKER
 
 READ_CHUNK = 64 * 1024
 EXIT_GRACE = 2.0
 """Seconds to keep reading after the program exits, while background children still hold the output pipe."""
 LIVE_INTERVAL = 0.05
+LOG_HOLD = 64 * 1024
+"""The log holds back an unfinished line up to this size, so redaction sees whole lines."""
 LIVE_MAX_CHARS = 8_000
 """Live terminal output per refresh: a flood is shown as its latest part, not scrolled through in full."""
-MARKER = "GA_CODE_RUN"
-"""Environment variable set in every child: finds descendants that escaped the process group."""
-
-_CREDENTIAL = re.compile(r"^(OPENAI|ANTHROPIC|AZURE_OPENAI|AZURE)_|(^|_)(API_?KEY|KEY|TOKEN|SECRET|ACCESS_KEY|"
-                         r"PRIVATE_KEY|CREDENTIALS?)(_|$)|PASSWORD|PASSWD", re.IGNORECASE)
-
-
-def child_env(environ: dict[str, str], marker: str) -> dict[str, str]:
-    """The environment for child code: no credentials, unbuffered Python (keeps stdout/stderr in order)."""
-    env = {k: v for k, v in environ.items() if not _CREDENTIAL.search(k)}
-    env.update(PYTHONUNBUFFERED="1", **{MARKER: marker})
-    return env
 
 
 sanitize = screen.clean
@@ -61,6 +52,8 @@ class OutputCapture:
         self.ends_with_newline = True
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._held = ""
+        self._log_pending = ""
+        self._closed = False
         self._live = live
         self._live_text = ""
         self._live_cut = False
@@ -77,7 +70,7 @@ class OutputCapture:
         if self.log is None and self.chars + len(text) > self.tail_cap:
             self.save()
         if self.log is not None:
-            self.log.write(text)
+            self._log_write(text)
         self.chars += len(text)
         self.lines += text.count("\n")
         self.ends_with_newline = text.endswith("\n")
@@ -87,15 +80,28 @@ class OutputCapture:
     def save(self) -> Path:
         """Start the log file with what came so far (the tail still holds all of it)."""
         if self.log is None:
-            self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            self.log = self.log_path.open("w", encoding="utf-8", newline="")
-            self.log.write(self.tail)
+            self.log_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # run files are private
+            self.log = os.fdopen(fd, "w", encoding="utf-8", newline="")
+            self._log_write(self.tail, final=self._closed)
+            if self._closed:  # saved after the program ended: nothing more will come
+                self.log.close()
         return self.log_path
+
+    def _log_write(self, text: str, final: bool = False) -> None:
+        """Whole lines go to the log with secrets redacted; a key is not split between two writes."""
+        pending = self._log_pending + text
+        cut = len(pending) if final or len(pending) > LOG_HOLD else pending.rfind("\n") + 1
+        if cut:
+            self.log.write(redact(pending[:cut]))
+        self._log_pending = pending[cut:]
 
     def close(self) -> None:
         self.feed(b"", final=True)
         self._stream("", True)
+        self._closed = True
         if self.log is not None:
+            self._log_write("", final=True)
             self.log.close()
 
     @property
@@ -133,8 +139,10 @@ class Outcome:
 def run(argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float, capture: OutputCapture) -> Outcome:
     """Run argv in a new session, stdin closed, stdout+stderr merged into `capture`, killed as a tree on timeout."""
     started = time.monotonic()
+    argv, tie = lifetime.tie(argv, os.getpid())
     proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, start_new_session=True, bufsize=0)
+                            stderr=subprocess.STDOUT, start_new_session=True, bufsize=0,
+                            preexec_fn=tie)  # noqa: PLW1509 (only without setpriv: one prctl, no locks)
     killed, open_pipe = "", False
     try:
         killed, open_pipe = _pump(proc, capture, started + timeout)
@@ -227,13 +235,10 @@ def _descendants(pid: int) -> list[psutil.Process]:
 
 
 def _marked(marker: str) -> list[psutil.Process]:
-    me, found = os.getpid(), []
-    for p in psutil.process_iter():
-        if p.pid == me:
-            continue
+    found = []
+    for pid in watchdog.marked(marker):
         try:
-            if p.environ().get(MARKER) == marker:
-                found.append(p)
+            found.append(psutil.Process(pid))
         except psutil.Error:
             continue
     return found
@@ -247,5 +252,3 @@ def _running(p: psutil.Process) -> bool:
         return False
 
 
-def new_marker() -> str:
-    return uuid.uuid4().hex

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ga.errors import ToolError
+from ga.runs import private_folder
 
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext
@@ -112,8 +113,7 @@ def _launch(launched: Launched, chromium: Any, executable: str, settings: Settin
             note: Callable[[str], None]) -> None:
     options = {"executable_path": executable, "headless": not settings.headed, "args": LAUNCH_ARGS}
     if settings.browser_profile:
-        profile = settings.home / "browser-profile"
-        profile.mkdir(parents=True, exist_ok=True)
+        profile = private_folder(settings.home / "browser-profile")  # cookies and logins: the user's only
         try:
             launched.context = chromium.launch_persistent_context(str(profile), bypass_csp=True, **options)
             return

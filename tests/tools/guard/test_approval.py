@@ -40,15 +40,41 @@ def test_autonomous_denies_dangerous_unless_the_policy_file_allows(make_ctx, wor
     assert result.is_error and "rule: git-reset-hard" in result.content and "policy.json" in result.content
     assert not (workspace / "ran").exists()
     policy = ctx.settings.home / "policy.json"
-    policy.parent.mkdir(parents=True, exist_ok=True)
     policy.write_text(json.dumps({"allow_rules": ["git-reset-hard"]}))
-    dispatch(ctx, script=script, type="bash")
+    result = dispatch(ctx, script=script, type="bash")  # changed while the run goes on: not trusted yet
+    assert result.is_error and "changed while this run was going" in result.content
+    dispatch(make_ctx(autonomous=True), script=script, type="bash")  # the next run reads it
     assert (workspace / "ran").exists()
-    policy.write_text(json.dumps({"allow_commands": ["touch other; git push --force origin feature/*"]}))
-    dispatch(ctx, script="touch other; git push --force origin feature/x", type="bash")
+    policy.write_text(json.dumps({"allow_commands": ["git push --force origin feature/*"]}))
+    dispatch(make_ctx(autonomous=True), script="touch other; git push --force origin feature/x", type="bash")
     assert (workspace / "other").exists()
-    assert dispatch(ctx, script="touch third; git push --force origin main", type="bash").is_error
+    result = dispatch(make_ctx(autonomous=True), script="touch third; git push --force origin main", type="bash")
+    assert result.is_error and not (workspace / "third").exists()
     policy.write_text("{not json")
-    assert "cannot be read" in dispatch(ctx, script=script, type="bash").content
+    assert "cannot be read" in dispatch(make_ctx(autonomous=True), script=script, type="bash").content
 
 
+def test_allow_patterns_match_each_command_never_the_whole_script(make_ctx, workspace, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home-dir"))  # a throw-away HOME (under /tmp: still judged as HOME)
+    docs = tmp_path / "home-dir" / "docs"
+    docs.mkdir(parents=True)
+    (docs / "keep.txt").write_text("keep\n")
+    ctx = make_ctx(autonomous=True)
+    (ctx.settings.home / "policy.json").write_text(json.dumps({"allow_commands": ["git reset --hard*"]}))
+    result = dispatch(ctx, script="git reset --hard\nrm -rf ~/docs", type="bash")
+    assert result.is_error and "delete-outside-workspace" in result.content and (docs / "keep.txt").exists()
+    assert not dispatch(ctx, script="git reset --hard HEAD", type="bash").details.get("stage")
+
+
+def test_writes_to_the_policy_file_need_approval_from_any_route(make_ctx, workspace):
+    ctx = make_ctx(autonomous=True)
+    policy = ctx.settings.home / "policy.json"
+    scripts = [("python", f"open({str(policy)!r}, 'w').write('{{\"allow_commands\": [\"*\"]}}')"),
+               ("python", f"import pathlib\npathlib.Path({str(policy)!r}).write_text('x')"),
+               ("bash", f"echo '{{\"allow_commands\": [\"*\"]}}' > {policy}"),
+               ("bash", f"cp /dev/null {policy}"), ("bash", f"sed -i s/a/b/ {policy}"),
+               ("bash", f"tee {policy} < /dev/null")]
+    for kind, script in scripts:
+        result = dispatch(ctx, script=script, type=kind)
+        assert result.is_error and "rule: protected-path" in result.content, (script, result.content)
+    assert not policy.exists()

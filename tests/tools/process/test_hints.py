@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tests.tools.code_runs import run
+from tools.process.hints import hints
 
 # --- hints --------------------------------------------------------------------------------------
 
@@ -49,3 +50,13 @@ def test_hints_stay_outside_the_truncated_part(make_ctx):
     assert "[output truncated" in content and content.rstrip().endswith("then run again.")
 
 
+
+
+def test_sandbox_hints_name_the_read_only_git_and_the_missing_network():
+    git = "fatal: Unable to create '/w/.git/index.lock': Read-only file system"
+    (hint,) = hints(git, 128, script="git commit -m x", kind="bash", sandbox=True)
+    assert ".git is read-only" in hint and "--no-sandbox" in hint
+    offline = "curl: (6) Could not resolve host: pypi.org"
+    assert any("GA_SANDBOX_NET=1" in h for h in hints(offline, 6, script="curl x", kind="bash", sandbox=True,
+                                                       network=False))
+    assert not hints(offline, 6, script="curl x", kind="bash", sandbox=False)

@@ -1,0 +1,60 @@
+"""The policy on its corpus (corpus.py): every dangerous command refused or asked, every everyday one allowed.
+Nothing is executed here; bench/code_run_bench.py runs the corpus through code_run, with and without the sandbox."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.tools.guard.corpus import ASK, BLOCK, DANGEROUS, EVERYDAY, REFUSE
+from tools.guard.shell_scan import ALLOW, check_script
+
+HOME = Path("/home/alice")
+WORKSPACE = HOME / "project"
+
+
+def decide(script: str, kind: str = "bash", home: Path = HOME, workspace: Path = WORKSPACE):
+    return check_script(script, kind, workspace=workspace, home=home, ga_home=home / ".ga")
+
+
+def test_corpus_size():
+    assert len(DANGEROUS) >= 80 and len(EVERYDAY) >= 60
+
+
+@pytest.mark.parametrize("case", DANGEROUS, ids=lambda c: f"{c.cls}: {c.script[:60]}")
+def test_dangerous_commands_are_refused_or_asked(case):
+    decision = decide(case.script, case.kind)
+    wanted = {REFUSE: {"refuse"}, ASK: {"ask"}, BLOCK: {"refuse", "ask"}}[case.expect]
+    assert decision.verdict in wanted, decision
+    if case.rule:
+        assert decision.rule == case.rule, decision
+
+
+@pytest.mark.parametrize("case", EVERYDAY, ids=lambda c: f"{c.cls}: {c.script[:60]}")
+def test_everyday_commands_are_allowed(case):
+    decision = decide(case.script, case.kind)
+    assert decision.verdict == ALLOW, decision
+
+
+TEMP_HOME = Path("/tmp/ci/home")
+"""HOME and the workspace under /tmp, as in CI and containers: ~ is still the home folder, not scratch space."""
+
+
+@pytest.mark.parametrize(("script", "verdict"), [
+    ("echo 'alias ls=rm' >> ~/.bashrc", "ask"), ("rm -rf ~/docs", "ask"), ("rm -rf ~", "refuse"),
+    ("sed -i s/a/b/ ~/.profile", "ask"), ("cp x ~/.ssh/authorized_keys", "ask"),
+    ("rm -rf /tmp/ci/scratch", "allow"), ("rm -rf build", "allow"), ("echo x > /tmp/ci/out.txt", "allow"),
+])
+def test_home_under_tmp_is_judged_as_home(script, verdict):
+    assert decide(script, home=TEMP_HOME, workspace=TEMP_HOME / "project").verdict == verdict
+
+
+def test_quoted_heredoc_written_to_a_file_is_data_but_an_unquoted_one_runs_substitutions():
+    assert decide("cat > doc.md <<'EOF'\n$(rm -rf ~)\nEOF").verdict == ALLOW
+    assert decide("cat > doc.md <<EOF\n$(rm -rf ~)\nEOF").rule == "rm-home"
+
+
+def test_each_finding_names_the_command_that_raised_it():
+    decision = decide("echo start\ngit reset --hard HEAD~1\necho done")
+    assert decision.command == "git reset --hard HEAD~1"
