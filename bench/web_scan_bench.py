@@ -31,8 +31,10 @@ from ga.dispatch import ToolContext  # noqa: E402
 from tools import web_scan  # noqa: E402
 from tools.web.session import get_session  # noqa: E402
 
-DEFAULT_CORPUS = REPO / ".." / "shared" / "web-corpus" / "readability"
-SCORER = REPO / ".." / "shared" / "tools" / "score_web_scan.py"
+# the shared folder beside the checkout (a worktree may sit one level deeper): the first one that exists
+SHARED = next((p / "shared" for p in REPO.parents if (p / "shared" / "web-corpus").is_dir()), REPO.parent / "shared")
+DEFAULT_CORPUS = SHARED / "web-corpus" / "readability"
+SCORER = SHARED / "tools" / "score_web_scan.py"
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):

@@ -202,5 +202,5 @@ def test_same_origin_iframe_away_from_the_left_edge_is_read(web, site):
 @needs_chromium
 def test_dialog_raised_while_loading_is_reported_once(web, site):
     out = scan(web, url=f"{site}/alert_onload.html")
-    assert "Dialog alert: 'Welcome alert!' → accepted" in out and "After the alert." in out
+    assert "Dialog alert in t1: 'Welcome alert!' → accepted" in out and "After the alert." in out
     assert "Dialog alert" not in scan(web)

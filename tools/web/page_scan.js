@@ -120,6 +120,7 @@
   }
 
   const main = findMain(), modal = findModal();
+  G.main = main; G.modal = modal;  // web_execute_js watches their texts for changes
   const overlays = new Set(fixed.filter((el) => el !== modal && info.get(el) && info.get(el).chars > 0
     && !(modal && modal.contains(el)) && !fixed.some((o) => o !== el && o.contains(el))
     && (/cookie|consent|gdpr|privacy|popup|modal|overlay|dialog|toast|notice|alert/i.test(sig(el) + ' ' + (el.getAttribute('role') || ''))
