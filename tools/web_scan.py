@@ -44,7 +44,10 @@ PARAMETERS = {
 
 @functools.cache
 def scan_script() -> str:
-    return (Path(__file__).parent / "web" / "page_scan.js").read_text(encoding="utf-8")
+    """page_scan.js, given the formula helpers of page_math.js."""
+    folder = Path(__file__).parent / "web"
+    scan, formulas = ((folder / name).read_text(encoding="utf-8") for name in ("page_scan.js", "page_math.js"))
+    return f"(opts) => ({scan.strip()})(opts, ({formulas.strip()})())"
 
 
 def run_scan(session: BrowserSession, tab_id: str, page: Any, text_only: bool) -> tuple[Any, dict]:
