@@ -245,3 +245,10 @@ def test_a_link_that_wraps_a_card_keeps_its_text(web, site):
 def test_a_ref_is_kept_apart_from_the_word_after_it(web, site):
     out = scan(web, url=f"{site}/recall/wikipedia-list-of-rivers/source.html")
     assert re.search(r"\[river system\]#\d+ s over 1,000 kilometres", out), out[:2000]
+
+
+@needs_chromium
+def test_a_scrolling_photo_strip_keeps_its_captions_and_a_clipping_box_hides_what_sticks_out(web, site):
+    out = scan(web, url=f"{site}/photo_strip.html")
+    assert "Third caption: a heron waiting" in out  # one scroll away, not hidden
+    assert "Left half of a clipped row" in out and "Right half of a clipped row" not in out

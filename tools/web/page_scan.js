@@ -62,7 +62,9 @@
     const bp = inBoiler || !!kind;
     if (st.position === 'fixed' || st.position === 'sticky') fixed.push(el);
     // an iframe's content has its own coordinates: the parent's clip does not apply there
-    const innerClip = el.tagName === 'IFRAME' ? null : st.overflowX !== 'visible' && el !== document.body ? r : clip;
+    // a box that hides what sticks out (a carousel) clips it; one that scrolls (a photo strip) does not
+    const clips = /^(hidden|clip)$/.test(st.overflowX) && el !== document.body;
+    const innerClip = el.tagName === 'IFRAME' ? null : clips ? r : clip;
     const rec = { st, r, block, kind, chars: 0, link: 0, score: 0, inl: 0, inlLink: 0 };
     if (math.holder(el)) {  // a formula counts as the text it reads as; its parts are no text of their own
       rec.math = math.text(el);
