@@ -100,7 +100,7 @@ def run(args: dict, ctx: ToolContext) -> ToolResult:
     url, notes = None, []
     if args.get("url"):
         url = check_url(args["url"])
-        notes = permit(url, ctx, session.policy)
+        notes = permit(url, ctx, session)
     if args.get("tabs_only") and not url:
         got = session.call(list_tabs)
         return ToolResult(content="\n".join([*got["events"], tabs_line(got["tabs"], limit=None)]),

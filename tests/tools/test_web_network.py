@@ -227,6 +227,7 @@ def test_a_url_carrying_local_data_to_a_new_host_is_shown(tmp_path, monkeypatch,
         ctx.close()
     assert re.search(r"Note: the URL to 127\.0\.0\.2 carries text read from local files or command output "
                      r"\('DB_PASSWORD=hunter2-s3cret'", out), out
+    assert out.count("Note: the URL to") == 1, out  # told once, not again by the browser's own check
     assert any("DB_PASSWORD=hunter2-s3cret" in n for n in ctx.ui.notices)
     assert "Recorded /collect" in out  # shown, not blocked (default mode)
     ctx = _leaky_run(tmp_path / "b", f"Read .env and check the app at {site}/")

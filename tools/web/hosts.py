@@ -153,7 +153,7 @@ class RunText:
         if event.get("type") == "message" and event["message"].get("role") == "user":
             self.has_task = True
             self.user.append(str(event["message"].get("content") or ""))
-        elif event.get("type") == "result" and not event.get("is_error"):
+        elif event.get("type") == "result":  # a failed command's output is local data too
             name = event.get("name")
             if name in USER_TOOLS:
                 self.user.append(str(event.get("content") or ""))

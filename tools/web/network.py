@@ -13,12 +13,9 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from tools.web import hosts
-
-if TYPE_CHECKING:
-    from tools.web.session import BrowserSession
+from tools.web import Session, hosts
 
 log = logging.getLogger("tools.web.session")
 
@@ -116,7 +113,7 @@ def leak_note(url: str, pieces: list[str]) -> str:
             "the user has been shown this.")
 
 
-def install(session: BrowserSession) -> None:
+def install(session: Session) -> None:
     """Route every request of the browser context through the policy."""
     context = session.context
     context.route("**/*", lambda route: _on_route(session, route))
@@ -139,7 +136,7 @@ def _initiator(request: Any) -> str | None:
         return None
 
 
-def _on_route(session: BrowserSession, route: Any) -> None:
+def _on_route(session: Session, route: Any) -> None:
     request = route.request
     try:
         url = request.url
@@ -156,7 +153,7 @@ def _on_route(session: BrowserSession, route: Any) -> None:
     route.fallback()
 
 
-def _on_websocket(session: BrowserSession, ws: Any) -> None:
+def _on_websocket(session: Session, ws: Any) -> None:
     reason = session.policy.blocked(ws.url, None)
     if reason:
         session.blocked(ws.url, reason)
@@ -165,13 +162,13 @@ def _on_websocket(session: BrowserSession, ws: Any) -> None:
         ws.connect_to_server()
 
 
-def guard_tab(session: BrowserSession, page: Any, cdp: Any) -> None:
+def guard_tab(session: Session, page: Any, cdp: Any) -> None:
     """Intercept local addresses in this tab at every hop, redirects included."""
     cdp.on("Fetch.requestPaused", lambda event: _on_paused(session, page, cdp, event))
     cdp.send("Fetch.enable", {"patterns": [{"urlPattern": p, "requestStage": "Request"} for p in LOCAL_PATTERNS]})
 
 
-def _on_paused(session: BrowserSession, page: Any, cdp: Any, event: dict) -> None:
+def _on_paused(session: Session, page: Any, cdp: Any, event: dict) -> None:
     url, request_id = event["request"]["url"], event["requestId"]
     try:
         initiator = None if event.get("resourceType") == "Document" else _page_url(page)
@@ -196,7 +193,7 @@ def _page_url(page: Any) -> str | None:
         return None
 
 
-def empty_blocked_frames(session: BrowserSession, page: Any, note: Callable[[str], None]) -> None:
+def empty_blocked_frames(session: Session, page: Any, note: Callable[[str], None]) -> None:
     """A frame that reached a blocked address anyway (a popup's first redirect) is emptied before it is read."""
     for frame in page.frames:
         try:

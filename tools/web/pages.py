@@ -14,7 +14,6 @@ from tools.web.scan_budget import short
 
 if TYPE_CHECKING:
     from ga.dispatch import ToolContext
-    from tools.web.network import NetPolicy
     from tools.web.session import BrowserSession
 
 NAV_TIMEOUT_MS = 30_000
@@ -43,12 +42,13 @@ def check_url(url: str, env: dict[str, str] | None = None) -> str:
     return url
 
 
-def permit(url: str, ctx: ToolContext, policy: NetPolicy) -> list[str]:
+def permit(url: str, ctx: ToolContext, session: BrowserSession) -> list[str]:
     """May the model open url? Raises PermissionDenied, or returns the notes its result must carry.
 
     Local addresses need a name (network.py). A URL carrying local data to a new host is shown to the user (and
     needs approval in confirm mode); in plan mode any navigation needs approval, except to a host the user named
     with no local data in the URL."""
+    policy = session.policy
     policy.give(url)
     reason = policy.blocked(url)
     if reason:
@@ -58,6 +58,7 @@ def permit(url: str, ctx: ToolContext, policy: NetPolicy) -> list[str]:
     notes = [network.leak_note(url, pieces)] if pieces else []
     if notes:
         ctx.ui.notice(f"web_scan: opening {short(url, 200)} — {notes[0]}")
+        session.leaked(url, pieces, shown=True)  # the browser's own check of this request says nothing more
     host, port = hosts.host_port(url)
     named = hosts.is_named(host, port, policy.named, policy.networks)
     if (plan and (pieces or not named)) or (ctx.settings.mode == "confirm" and pieces):

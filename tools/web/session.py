@@ -215,11 +215,13 @@ class BrowserSession:
             self._reported.add(key)
             self.note(f"Blocked a request to {url[:100]}: {reason}")
 
-    def leaked(self, url: str, pieces: list[str]) -> None:
+    def leaked(self, url: str, pieces: list[str], *, shown: bool = False) -> None:
+        """A URL carrying local data: told once per report (shown: web_scan has told it already)."""
         key = f"leak {url.split('/')[2] if '://' in url else url} {pieces}"
         if key not in self._reported:
             self._reported.add(key)
-            self.note(network.leak_note(url, pieces))
+            if not shown:
+                self.note(network.leak_note(url, pieces))
 
     def take_events(self) -> dict:
         """What happened since the last report: notes, dialogs answered, tabs opened by pages."""

@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ga.errors import ToolError
-
-if TYPE_CHECKING:
-    from tools.web.session import BrowserSession
+from tools.web import Session
 
 log = logging.getLogger("tools.web.session")
 
@@ -58,14 +56,14 @@ def evaluate(page: Any, source: str, arg: Any = None, timeout_ms: int | None = N
     return json.loads(text)[0] if isinstance(text, str) else None
 
 
-def responsive(session: BrowserSession, tab_id: str, page: Any) -> Any:
+def responsive(session: Session, tab_id: str, page: Any) -> Any:
     """The tab's page, made to answer: a page that does not is stopped (see unstick)."""
     if answers(page, HANG_MS):
         return page
     return unstick(session, tab_id, page)
 
 
-def unstick(session: BrowserSession, tab_id: str, page: Any) -> Any:
+def unstick(session: Session, tab_id: str, page: Any) -> Any:
     """Stop a page that does not answer; returns the page to use (the same one, or a blank replacement)."""
     cdp = session.cdp.get(tab_id)
     stop = ("Runtime.terminateExecution", {})
@@ -99,7 +97,7 @@ def _send(cdp: Any, commands: list[tuple[str, dict]]) -> bool:
         return False
 
 
-def scripts_on(session: BrowserSession, tab_id: str) -> None:
+def scripts_on(session: Session, tab_id: str) -> None:
     """Before the model opens another page in a tab whose scripts were switched off: on again (the switch is the
     tab's, not the page's)."""
     if tab_id in session.scripts_off:

@@ -7,17 +7,16 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from tools.web import network, stuck
+from tools.web import Session, network, stuck
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
 
-    from tools.web.session import BrowserSession
 
 log = logging.getLogger("tools.web.session")
 
 
-def watch(session: BrowserSession, tab_id: str, page: Page) -> None:
+def watch(session: Session, tab_id: str, page: Page) -> None:
     """Wire a new tab's events to the session, and give it its own DevTools session (stuck.py, network.py)."""
     session.inflight[tab_id] = 0
     page.set_default_timeout(15_000)
@@ -36,17 +35,17 @@ def watch(session: BrowserSession, tab_id: str, page: Page) -> None:
         log.debug("no DevTools session for %s", tab_id, exc_info=True)
 
 
-def _count(session: BrowserSession, tab_id: str, delta: int) -> None:
+def _count(session: Session, tab_id: str, delta: int) -> None:
     session.inflight[tab_id] = max(0, session.inflight.get(tab_id, 0) + delta)
 
 
-def _navigated(session: BrowserSession, tab_id: str, page: Page, frame: Any) -> None:
+def _navigated(session: Session, tab_id: str, page: Page, frame: Any) -> None:
     if frame == page.main_frame and session.tabs.get(tab_id) is page:
         session.last_urls[tab_id] = frame.url
         session.policy.visit(frame.url)
 
 
-def answer_dialog(session: BrowserSession, tab_id: str, dialog: Any) -> None:
+def answer_dialog(session: Session, tab_id: str, dialog: Any) -> None:
     """Accept alerts, confirms and leave-page prompts (a prompt() gets its default value); in plan mode, where
     nothing may change, confirms and prompts are dismissed. Each one is told to the model and to the user."""
     record = {"tab": tab_id, "type": dialog.type, "message": dialog.message[:500]}
@@ -66,7 +65,7 @@ def answer_dialog(session: BrowserSession, tab_id: str, dialog: Any) -> None:
     session.notice(f"browser: {tab_id} {record['type']} {record['message'][:120]!r} → {record['answer']}")
 
 
-def tab_list(session: BrowserSession) -> list[dict]:
+def tab_list(session: Session) -> list[dict]:
     """The tabs with their titles, asked of the browser itself: a page that never yields (it may block every tab
     of its site, which share a renderer) cannot hold the list up."""
     if session.context is not None and not session.dead:
@@ -84,7 +83,7 @@ def tab_list(session: BrowserSession) -> list[dict]:
     return rows
 
 
-def _titles(session: BrowserSession) -> dict[str, str]:
+def _titles(session: Session) -> dict[str, str]:
     for cdp in list(session.cdp.values()):
         try:
             infos = cdp.send("Target.getTargets")["targetInfos"]
@@ -95,7 +94,7 @@ def _titles(session: BrowserSession) -> dict[str, str]:
     return {}
 
 
-def settle(session: BrowserSession, tab_id: str, page: Page, *, quiet: float = 0.1, limit: float = 1.5) -> None:
+def settle(session: Session, tab_id: str, page: Page, *, quiet: float = 0.1, limit: float = 1.5) -> None:
     """Bounded wait until the tab has had no request in flight for `quiet` seconds."""
     deadline, calm_since = time.monotonic() + limit, None
     while time.monotonic() < deadline:
