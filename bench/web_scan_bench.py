@@ -1,10 +1,12 @@
-"""Benchmark web_scan on the saved-page corpus: compression, main-content recall, controls kept, latency.
+"""Benchmark web_scan on saved-page corpora: compression, main-content recall per page, controls kept, latency.
 
-    python bench/web_scan_bench.py [CORPUS_DIR] [--out outputs.json] [--pages ars-1,tmz-1]
+    python bench/web_scan_bench.py [CORPUS_DIR ...] [--out DIR] [--pages ars-1,tmz-1]
 
-Each page folder is served on http://127.0.0.1 (requests to any other host are aborted: never the internet).
-Recall and compression are computed with the reference scorer (../shared/tools/score_web_scan.py), which is
-also run on the saved outputs at the end so the figures can be compared line by line.
+Default corpora: the shared Readability corpus (43 real pages) and tests/tools/pages/recall (pages built like
+real sites where text is easy to lose: text inside many links, formulas in KaTeX, MathJax 3 and MathML, image-heavy
+blog layouts). Each corpus is served on http://127.0.0.1 (requests to any other host are aborted: never the
+internet). Recall and compression are computed with the reference scorer (../shared/tools/score_web_scan.py),
+which is also run on the saved outputs (DIR/<corpus>.json) so the figures can be compared line by line.
 """
 
 from __future__ import annotations
@@ -31,8 +33,11 @@ from ga.dispatch import ToolContext  # noqa: E402
 from tools import web_scan  # noqa: E402
 from tools.web.session import get_session  # noqa: E402
 
-DEFAULT_CORPUS = REPO / ".." / "shared" / "web-corpus" / "readability"
-SCORER = REPO / ".." / "shared" / "tools" / "score_web_scan.py"
+# the shared folder beside the checkout (a worktree may sit one level deeper): the first one that exists
+SHARED = next((p / "shared" for p in REPO.parents if (p / "shared" / "web-corpus").is_dir()), REPO.parent / "shared")
+DEFAULT_CORPUS = SHARED / "web-corpus" / "readability"
+RECALL_CORPUS = REPO / "tests" / "tools" / "pages" / "recall"
+SCORER = SHARED / "tools" / "score_web_scan.py"
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -66,7 +71,7 @@ def block_the_internet(session) -> None:
     def only_local(route) -> None:
         host = route.request.url.split("/")[2] if "://" in route.request.url else ""
         if route.request.url.startswith(("data:", "blob:")) or host.startswith("127.0.0.1"):
-            route.continue_()
+            route.fallback()  # on to ga's own network rules
         else:
             route.abort()
 
@@ -98,43 +103,61 @@ def scan(ctx: ToolContext, url: str | None, text_only: bool) -> tuple[str, dict,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("corpus", nargs="?", default=str(DEFAULT_CORPUS))
-    parser.add_argument("--out", default=str(Path(__file__).parent / "out" / "web_scan_outputs.json"),
-                        help="outputs for the reference scorer")
+    parser.add_argument("corpus", nargs="*", default=[str(DEFAULT_CORPUS), str(RECALL_CORPUS)])
+    parser.add_argument("--out", default=str(Path(__file__).parent / "out"), help="folder for the scorer's inputs")
     parser.add_argument("--pages", default="", help="comma-separated page folders (default: all)")
     opts = parser.parse_args()
-    corpus = Path(opts.corpus).resolve()
     scorer = load_scorer(SCORER.resolve())
-    pages = sorted(p.name for p in corpus.iterdir() if (p / "source.html").is_file())
-    if opts.pages:
-        pages = [p for p in pages if p in opts.pages.split(",")]
-    server, base = serve(corpus)
     home = Path(tempfile.mkdtemp(prefix="ga-bench-"))
     settings = load_settings(env={}, home=home, workdir=home, browser_profile=False)
     ctx = ToolContext(settings=settings, run_dir=home / "run", ui=_UI())
     session = get_session(ctx)
-    rows, outputs, outputs_text = [], {}, {}
+    out = Path(opts.out)
+    out.mkdir(parents=True, exist_ok=True)
     try:
         started = time.perf_counter()
         session.call(lambda s: (s.ensure(), block_the_internet(s)))
-        scan(ctx, f"{base}/{pages[0]}/source.html", False)
-        first_call = time.perf_counter() - started
-        print(f"{'page':32s} {'raw':>7s} {'out':>6s} {'x':>6s} {'recall':>6s} {'ctrl':>9s} "
-              f"{'txt x':>6s} {'recall':>6s} {'nav+scan':>8s} {'scan':>6s}")
-        for page in pages:
-            rows.append(bench_page(ctx, session, scorer, corpus, base, page, outputs, outputs_text))
+        first_call = None
+        for folder in map(Path, opts.corpus):
+            corpus = folder.resolve()
+            pages = sorted(p.name for p in corpus.iterdir() if (p / "source.html").is_file())
+            pages = [p for p in pages if not opts.pages or p in opts.pages.split(",")]
+            if not pages:
+                continue
+            server, base = serve(corpus)
+            try:
+                if first_call is None:
+                    scan(ctx, f"{base}/{pages[0]}/source.html", False)
+                    first_call = time.perf_counter() - started
+                rows, outputs = bench_corpus(ctx, session, scorer, corpus, base, pages)
+            finally:
+                server.shutdown()
+            report(corpus.name, rows)
+            score(corpus, outputs, out)
     finally:
         session.close()
-        server.shutdown()
-    report(rows, first_call)
-    Path(opts.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(opts.out).write_text(json.dumps(outputs, ensure_ascii=False), encoding="utf-8")
-    text_out = Path(opts.out).with_suffix(".text_only.json")
-    text_out.write_text(json.dumps(outputs_text, ensure_ascii=False), encoding="utf-8")
-    for label, path in (("normal", opts.out), ("text_only", text_out)):
-        command = [sys.executable, str(SCORER), str(corpus), str(path)]
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
-        print(f"reference scorer ({label}): {done.stdout.strip().splitlines()[-1]}")
+    if first_call is not None:
+        print(f"\nfirst call (browser start + open + scan) {first_call:.2f}s")
+
+
+def bench_corpus(ctx, session, scorer, corpus: Path, base: str, pages: list[str]) -> tuple[list[dict], dict]:
+    print(f"\n== {corpus}")
+    print(f"{'page':32s} {'raw':>7s} {'out':>6s} {'x':>6s} {'recall':>6s} {'ctrl':>9s} "
+          f"{'txt x':>6s} {'recall':>6s} {'nav+scan':>8s} {'scan':>6s}")
+    rows, outputs = [], {"normal": {}, "text_only": {}}
+    for page in pages:
+        rows.append(bench_page(ctx, session, scorer, corpus, base, page, outputs["normal"], outputs["text_only"]))
+    return rows, outputs
+
+
+def score(corpus: Path, outputs: dict, out: Path) -> None:
+    """The reference scorer on the saved outputs, for comparison."""
+    for label, texts in outputs.items():
+        path = out / f"{corpus.name}{'' if label == 'normal' else '.text_only'}.json"
+        path.write_text(json.dumps(texts, ensure_ascii=False), encoding="utf-8")
+        done = subprocess.run([sys.executable, str(SCORER), str(corpus), str(path)], capture_output=True, text=True,
+                              check=False)
+        print(f"reference scorer ({label}): {(done.stdout.strip().splitlines() or ['(no output)'])[-1]}")
 
 
 def bench_page(ctx, session, scorer, corpus: Path, base: str, page: str, outputs: dict, outputs_text: dict) -> dict:
@@ -161,18 +184,17 @@ def bench_page(ctx, session, scorer, corpus: Path, base: str, page: str, outputs
     return row
 
 
-def report(rows: list[dict], first_call: float) -> None:
+def report(name: str, rows: list[dict]) -> None:
     med = lambda key: statistics.median(r[key] for r in rows)  # noqa: E731
     lost = [(r["page"], r["controls"] - r["kept"]) for r in rows if r["kept"] < r["controls"]]
-    print(f"\n{len(rows)} pages")
+    print(f"{name}: {len(rows)} pages")
     print(f"normal:    median compression x{med('x'):.1f}, median recall {med('recall'):.3f}, "
           f"under 0.8: {[r['page'] for r in rows if r['recall'] < 0.8]}")
     print(f"text_only: median compression x{med('text_x'):.1f}, median recall {med('text_recall'):.3f}, "
           f"under 0.8: {[r['page'] for r in rows if r['text_recall'] < 0.8]}")
     print(f"main-region controls kept: {sum(r['kept'] for r in rows)}/{sum(r['controls'] for r in rows)}; "
           f"lost on: {lost or 'none'}")
-    print(f"latency: first call (browser start + open + scan) {first_call:.2f}s; warm open+scan median "
-          f"{med('nav') * 1000:.0f} ms; warm rescan median {med('warm') * 1000:.0f} ms")
+    print(f"latency: warm open+scan median {med('nav') * 1000:.0f} ms; warm rescan median {med('warm') * 1000:.0f} ms")
 
 
 if __name__ == "__main__":

@@ -58,19 +58,20 @@ def test_toast_that_vanishes_is_still_reported(web, site):
 def test_dialogs_are_answered_and_reported(web, site):
     scan(web, url=f"{site}/tabs.html")
     alert = js(web, "document.getElementById('alert').click()").content
-    assert "Dialog alert: 'Saved!' → accepted" in alert
+    assert "Dialog alert in t1: 'Saved!' → accepted" in alert
     confirm = js(web, "document.getElementById('confirm').click(); document.getElementById('out').textContent").content
-    assert "Dialog confirm: 'Delete item?' → accepted" in confirm and '"deleted"' in confirm
+    assert "Dialog confirm in t1: 'Delete item?' → accepted" in confirm and '"deleted"' in confirm
     prompt = js(web, "document.getElementById('prompt').click(); document.getElementById('out').textContent").content
     assert "accepted with 'Ada'" in prompt and '"Ada"' in prompt
 
 
-def test_link_to_a_new_tab_is_reported_and_becomes_current(web, site):
+def test_link_to_a_new_tab_is_listed_and_the_current_tab_stays(web, site):
     scan(web, url=f"{site}/tabs.html")
     result = js(web, "document.getElementById('newtab').click()").content
-    new_tab = re.search(r"New tab (t\d+): \S+/login.html", result)
+    new_tab = re.search(r"New tab opened by the page: (t\d+) \S+/login.html\. The current tab stays (t\d+)", result)
     assert new_tab, result
-    assert "Sign in to Acme" in scan(web)
+    assert "# Links" in scan(web) and "Value: \"Links\"" in js(web, "document.title").content
+    assert "Sign in to Acme" in scan(web, tab=new_tab.group(1))  # naming a tab switches to it
     assert f"{new_tab.group(1)}*" in scan(web, tabs_only=True)
 
 
@@ -120,8 +121,8 @@ def test_values_of_other_types_are_readable(web, site):
 def test_a_tab_closed_by_the_page_is_reported_and_forgotten(web, site):
     scan(web, url=f"{site}/login.html")
     scan(web, url=f"{site}/cookie.html")
-    js(web, "window.open('/tabs.html')")
-    tab = re.search(r"(t\d+)\* 'Links", scan(web, tabs_only=True)).group(1)
+    opened = js(web, "window.open('/tabs.html')").content
+    tab = re.search(r"New tab opened by the page: (t\d+) \S+/tabs.html", opened).group(1)
     out = js(web, "window.close()", tab=tab).content
     assert f"Tab {tab} was closed by the page" in out and "Navigated" not in out
     assert not re.search(rf"\b{tab}\b", scan(web, tabs_only=True))
@@ -133,3 +134,24 @@ def test_plan_mode_refuses_it(make_ctx):
         [ToolCall(id="c1", name="web_execute_js", arguments='{"script": "1"}')], ctx)
     assert result.is_error and "plan mode" in result.content
     assert "browser" not in ctx.resources
+
+
+def test_texts_changed_in_place_are_reported_largest_first(web, site):
+    out = scan(web, url=f"{site}/signin.html")
+    user, button = ref_of(out, r"\[input name=user"), ref_of(out, r"\[button: Sign in")
+    result = js(web, f"$ga({user}).value = 'ada'; $ga({button}).click()").content
+    line = next(x for x in result.splitlines() if x.startswith("Text changed (largest first): "))
+    parts = line.removeprefix("Text changed (largest first): ").split(" | ")
+    assert parts[0].startswith("p 'You are not signed in. Sign in to see your projects and their open issues.' → "
+                               "'You are signed in as ada."), parts  # the largest change first
+    assert "h1 'Sign in' → 'Dashboard'" in parts and f"[button]#{button} 'Sign in' → 'Sign out'" in parts, parts
+    # a small change in a long text: the changed part with a little context, not the whole paragraph
+    assert re.search(r"p '…[^']{0,40}currently: never\) is kept[^']{0,30}…' → '…[^']{0,40}currently: "
+                     r"today at 09:12\) is kept[^']{0,30}…'", line), line
+    assert "Added (largest DOM change" in result and "Apollo: 3 open issues" in result
+    assert not re.search(r"\d{4}-\d\d-\d\dT", line)  # the clock ticking outside the main region is no text change
+
+
+def test_an_unchanged_page_says_so(web, site):
+    scan(web, url=f"{site}/login.html")
+    assert "No visible change on the page." in js(web, "1").content

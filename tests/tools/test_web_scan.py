@@ -202,5 +202,53 @@ def test_same_origin_iframe_away_from_the_left_edge_is_read(web, site):
 @needs_chromium
 def test_dialog_raised_while_loading_is_reported_once(web, site):
     out = scan(web, url=f"{site}/alert_onload.html")
-    assert "Dialog alert: 'Welcome alert!' → accepted" in out and "After the alert." in out
+    assert "Dialog alert in t1: 'Welcome alert!' → accepted" in out and "After the alert." in out
     assert "Dialog alert" not in scan(web)
+
+
+@needs_chromium
+@pytest.mark.parametrize(("page", "formula"), [
+    ("katex-blog-post", r"$\theta_{t+1} = \theta_t - \eta \nabla L(\theta_t)$"),  # its TeX annotation
+    ("mathjax3-lecture-notes", "$θ_(t + 1) = θ_t − η∇L(θ_t)$"),  # glyphs are CSS content: the MathML, linearised
+    ("mathml-native-article", "$x = (− b ± √(b^2 − 4 a c))/(2 a)$"),
+])
+def test_formulas_are_read_as_text(web, site, page, formula):
+    out = scan(web, url=f"{site}/recall/{page}/source.html")
+    assert f"\n{formula}\n" in out  # a display formula is a line of its own
+    assert "The gradient $" in out and "points in the direction of steepest increase" in out  # inline ones stay inline
+
+
+@needs_chromium
+def test_formulas_of_wikipedia_and_mathjax_2_and_scripts_in_plain_text(web, site):
+    out = scan(web, url=f"{site}/formulas.html")
+    assert r"the identity $e^{i\pi }+1=0$ links five constants" in out  # not "{\displaystyle ...}"
+    assert r"the sum $\sum_i i$ runs over all items" in out
+    assert "the area is r^2π, the first item is a_1, and" in out and "source. [[1]]#" in out  # a footnote stays
+    assert "When j< k the pair" in out  # never read as the start of a tag
+    assert "AA^H A is written" in out
+
+
+@needs_chromium
+def test_a_link_that_wraps_a_card_keeps_its_text(web, site):
+    out = scan(web, url=f"{site}/recall/ghost-blog-index/source.html")
+    card = re.search(r"\[Why our build got three times faster\]#\d+\nEngineering\n(.*)\n", out)
+    assert card, out[:1500]
+    assert card.group(1) == ("We profiled a year of CI runs and found that most of the time went into resolving the "
+                             "same dependencies again and again. Caching the resolver's output, not the downloads, "
+                             "was the change that mattered.")
+    assert "## Why our build" not in out  # its heading is the link's label, said once
+    text = scan(web, text_only=True)
+    assert "## Why our build got three times faster\nWe profiled a year" in text  # text_only: plain headings
+
+
+@needs_chromium
+def test_a_ref_is_kept_apart_from_the_word_after_it(web, site):
+    out = scan(web, url=f"{site}/recall/wikipedia-list-of-rivers/source.html")
+    assert re.search(r"\[river system\]#\d+ s over 1,000 kilometres", out), out[:2000]
+
+
+@needs_chromium
+def test_a_scrolling_photo_strip_keeps_its_captions_and_a_clipping_box_hides_what_sticks_out(web, site):
+    out = scan(web, url=f"{site}/photo_strip.html")
+    assert "Third caption: a heron waiting" in out  # one scroll away, not hidden
+    assert "Left half of a clipped row" in out and "Right half of a clipped row" not in out

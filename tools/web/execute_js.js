@@ -77,7 +77,23 @@
 // == WATCH_JS ==
 () => {
   const old = window.__gaWatch; if (old) old.obs.disconnect();
-  const w = window.__gaWatch = { toasts: [], added: [], changed: [], last: performance.now() };
+  const w = window.__gaWatch = { toasts: [], added: [], changed: [], last: performance.now(), texts: new Map() };
+  // The texts of the elements of the main region (and a dialog) that hold text themselves: headings, labels,
+  // buttons, lines. Compared after the script, they show what changed in place ('Sign in' -> 'Dashboard').
+  const G = window.__ga || {};
+  const roots = [G.main, G.modal].filter((el) => el && el.isConnected);
+  if (!roots.length) roots.push(document.querySelector('main, [role=main]') || document.body);
+  let walked = 0;
+  for (const root of roots) {
+    const it = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
+    for (let el = root; el && walked < 20000 && w.texts.size < 3000; el = it.nextNode(), walked++) {
+      if (/^(SCRIPT|STYLE|NOSCRIPT|TEMPLATE|svg)$/.test(el.tagName) || w.texts.has(el)) continue;
+      let own = false;
+      for (const c of el.childNodes) if (c.nodeType === 3 && c.data.trim()) { own = true; break; }
+      const text = own ? el.textContent : '';
+      if (own && text.length <= 600) w.texts.set(el, text.replace(/\s+/g, ' ').trim());
+    }
+  }
   const TOASTY = /toast|snackbar|notif|flash|alert|growl|message/i;
   const toasty = (el) => {
     for (let i = 0; el && el.nodeType === 1 && i < 6; i++, el = el.parentElement) {
@@ -129,12 +145,7 @@
 }
 
 // == QUIET_JS ==
-([quiet, limit]) => new Promise((done) => {
-  const t0 = performance.now();
-  const tick = () => { const w = window.__gaWatch, now = performance.now();
-    if (!w || now - w.last >= quiet || now - t0 >= limit) done(); else setTimeout(tick, 40); };
-  tick();
-})
+(quiet) => { const w = window.__gaWatch; return !w || performance.now() - w.last >= quiet; }
 
 // == COLLECT_JS ==
 () => {
@@ -147,8 +158,48 @@
     seen.add(el); picks.push(el);
   }
   const top = picks.filter((el) => !picks.some((o) => o !== el && o.contains(el)));
-  top.sort((a, b) => (b.innerText || '').length - (a.innerText || '').length);
-  const best = top[0];
+  // an inserted node first (a changed element's text shows in the text changes), the largest one
+  const size = (el) => (el.innerText || '').length + (w.added.includes(el) ? 1e7 : 0);
+  top.sort((a, b) => size(b) - size(a));
+  const best = top[0], bestAdded = !!best && w.added.includes(best);
   return { toasts: w.toasts, added: w.added.length, changed: w.changed.length,
-    change: best ? { added: w.added.includes(best), html: window.__gaShort(best, 700) } : null };
+    change: best ? { added: bestAdded, html: window.__gaShort(best, 700) } : null,
+    texts: textChanges(w, best, bestAdded) };
+
+  // Existing elements whose text changed, outermost first, largest change first; each as the changed part with
+  // a little context. The largest change's own new text is already shown in full.
+  function textChanges(w, best, bestAdded) {
+    const found = [];
+    for (const [el, before] of w.texts) {
+      if (!el.isConnected || (bestAdded && best.contains(el))) continue;
+      const after = el.textContent.replace(/\s+/g, ' ').trim();
+      if (after === before || (el === best && !before)) continue;
+      if (after && el.checkVisibility && !el.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })) continue;
+      found.push({ el, before, after });
+    }
+    const outer = found.filter((c) => !found.some((o) => o !== c && o.el.contains(c.el)));
+    const parts = outer.map((c) => ({ ...c, ...excerpt(c.before, c.after) }));
+    parts.sort((a, b) => b.size - a.size);
+    return { shown: parts.slice(0, 5).map((p) => ({ what: name(p.el), before: p.from, after: p.to })),
+      more: Math.max(0, parts.length - 5) };
+  }
+  function excerpt(a, b) {
+    let i = 0, j = 0;
+    while (i < a.length && i < b.length && a[i] === b[i]) i++;
+    while (j < a.length - i && j < b.length - i && a[a.length - 1 - j] === b[b.length - 1 - j]) j++;
+    const s = Math.max(0, i - 25), ea = a.length - Math.max(0, j - 25), eb = b.length - Math.max(0, j - 25);
+    const clip = (t, from, to) => {
+      let out = t.slice(from, to);
+      if (out.length > 90) out = out.slice(0, 89) + '…'; else if (to < t.length) out += '…';
+      return (from ? '…' : '') + out;
+    };
+    return { from: clip(a, s, ea), to: clip(b, s, eb), size: Math.max(a.length, b.length) - i - j };
+  }
+  function name(el) {  // a text inside a button or link is named by it, with its ref when web_scan gave one
+    const host = el.closest('a, button, label, summary, legend, [role=button], [role=tab], [role=link], h1, h2, h3, '
+      + 'h4, h5, h6');
+    const use = host && host.textContent.length <= 300 ? host : el;
+    const tag = use.tagName.toLowerCase(), ref = use.getAttribute('data-ga');
+    return ref ? `[${tag}]#${ref}` : tag;
+  }
 }

@@ -115,14 +115,16 @@ def _launch(launched: Launched, chromium: Any, executable: str, settings: Settin
     if settings.browser_profile:
         profile = private_folder(settings.home / "browser-profile")  # cookies and logins: the user's only
         try:
-            launched.context = chromium.launch_persistent_context(str(profile), bypass_csp=True, **options)
+            launched.context = chromium.launch_persistent_context(str(profile), bypass_csp=True,
+                                                                  service_workers="block", **options)
             return
         except Exception as e:  # most often: another run holds the profile lock
             log.info("persistent profile failed: %s", e)
             note(f"The browser profile {profile} could not be used (in use by another run?); "
                  "this run uses a fresh profile, so earlier logins are missing.")
     launched.browser = chromium.launch(**options)
-    launched.context = launched.browser.new_context(bypass_csp=True)  # web_execute_js compiles scripts in the page
+    # web_execute_js compiles scripts in the page; service workers would fetch past the network rules (network.py)
+    launched.context = launched.browser.new_context(bypass_csp=True, service_workers="block")
 
 
 def quietly(fn: Callable[[], object]) -> None:

@@ -3,12 +3,13 @@
 // Main content = the smallest element holding most of that score; a centred modal dialog wins.
 // Pass 2 serialises each region compactly: text, headings, tables, interactive elements with refs ($ga(N)),
 // long repeated lists folded (always outside main; inside main only if web_scan needs the room).
-(opts) => {
+// `math` holds the formula helpers of page_math.js.
+(opts, math) => {
   const textOnly = !!opts.textOnly, started = performance.now();
   const G = window.__ga || (window.__ga = { next: 1, refs: new Map() });
   window.$ga = (n) => G.refs.get(+n) || document.querySelector(`[data-ga="${n}"]`);
   const SKIP = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK', 'svg', 'SVG', 'CANVAS',
-    'OBJECT', 'EMBED', 'PARAM', 'SOURCE', 'TRACK', 'MAP', 'IMG', 'PICTURE', 'VIDEO', 'AUDIO', 'HR', 'WBR', 'math']);
+    'OBJECT', 'EMBED', 'PARAM', 'SOURCE', 'TRACK', 'MAP', 'IMG', 'PICTURE', 'VIDEO', 'AUDIO', 'HR', 'WBR']);
   const NEG = /(^|[-_\s])(nav|navbar|navigation|menu|menus|sidebar|side-bar|footer|foot|masthead|header|breadcrumbs?|comments?|disqus|share|sharing|social|related|recommended|recirc|promo|sponsor(ed)?|banner|cookies?|consent|gdpr|newsletter|subscribe|signup|popup|modal|outbrain|taboola|widget|skip|pagination|pager|toolbar|tags|byline-share)([-_\s]|$)/i;
   const POS = /(^|[-_\s])(article|body|content|entry|hentry|main|post|text|story|blog)([-_\s]|$)/i;
   const AD = /(^|[-_\s])(ad|ads|adv|advert|advertisement|adsense|adslot|ad-slot|dfp|gpt-ad|sponsored-links)([-_\s0-9]|$)/i;
@@ -61,8 +62,17 @@
     const bp = inBoiler || !!kind;
     if (st.position === 'fixed' || st.position === 'sticky') fixed.push(el);
     // an iframe's content has its own coordinates: the parent's clip does not apply there
-    const innerClip = el.tagName === 'IFRAME' ? null : st.overflowX !== 'visible' && el !== document.body ? r : clip;
+    // a box that hides what sticks out (a carousel) clips it; one that scrolls (a photo strip) does not
+    const clips = /^(hidden|clip)$/.test(st.overflowX) && el !== document.body;
+    const innerClip = el.tagName === 'IFRAME' ? null : clips ? r : clip;
     const rec = { st, r, block, kind, chars: 0, link: 0, score: 0, inl: 0, inlLink: 0 };
+    if (math.holder(el)) {  // a formula counts as the text it reads as; its parts are no text of their own
+      rec.math = math.text(el);
+      rec.chars = rec.inl = rec.math.text.length;
+      if (isLink) rec.link = rec.inlLink = rec.chars;
+      info.set(el, rec);
+      return rec;
+    }
     for (const k of kids(el)) {
       if (k.nodeType === 3) {
         const n = clean(k.data).trim().length;
@@ -120,6 +130,7 @@
   }
 
   const main = findMain(), modal = findModal();
+  G.main = main; G.modal = modal;  // web_execute_js watches their texts for changes
   const overlays = new Set(fixed.filter((el) => el !== modal && info.get(el) && info.get(el).chars > 0
     && !(modal && modal.contains(el)) && !fixed.some((o) => o !== el && o.contains(el))
     && (/cookie|consent|gdpr|privacy|popup|modal|overlay|dialog|toast|notice|alert/i.test(sig(el) + ' ' + (el.getAttribute('role') || ''))
@@ -135,9 +146,9 @@
 
   // Pass 2: serialisation.
   const regions = [];
-  let cur = null, buf = '', prefix = '', capture = 0, ads = 0;
+  let cur = null, buf = '', prefix = '', capture = 0, ads = 0, skipped = null, glued = false;
   // Per level (0 main/dialog/overlay, 1 rest of the page, 2 header/nav, 3 other boilerplate):
-  const TEXT_CUT = [1e9, 1e9, 100, 60], LABEL_CUT = [160, 160, 60, 40], KEEP = [5, 5, 4, 3], LINK_CAP = [1e9, 1e9, 12, 6];
+  const TEXT_CUT = [1e9, 1e9, 100, 60], LABEL_CUT = [300, 300, 60, 40], KEEP = [5, 5, 4, 3], LINK_CAP = [1e9, 1e9, 12, 6];
   const LINE_CAP = [1e9, 1e9, 1e9, 10];
   const IMPORTANCE = { dialog: 0, overlay: 1, main: 2, search: 3, page: 4, header: 5, nav: 5, menu: 5, links: 5, footer: 7 };
   // Links an agent looks for in a menu, shown even past the link cap.
@@ -148,7 +159,9 @@
   function flush() {
     if (capture) { buf += ' '; return; }
     for (const line of buf.split('\n')) {
-      const t = cur.pre ? line.replace(/\s+$/, '').replace(/(\S) {3,}/g, '$1  ') : line.replace(/ {2,}/g, ' ').trim();
+      // outside preformatted text, a "<" before a letter is spaced, so that no reader takes "a<b" for a tag
+      const t = cur.pre ? line.replace(/\s+$/, '').replace(/(\S) {3,}/g, '$1  ')
+        : line.replace(/ {2,}/g, ' ').trim().replace(/<(?=[A-Za-z/!?])/g, '< ');
       if (!t.trim() || saysNothing(prefix + t)) continue;
       if (cur.parts.length >= LINE_CAP[cur.level]) cur.hiddenLines++; else cur.parts.push(prefix + t);
     }
@@ -162,7 +175,11 @@
     const norm = (x) => (typeof x === 'string' ? x.replace(/\]#\d+/g, ']') : x);
     return cur.level > 0 && norm(cur.parts[cur.parts.length - 1]) === norm(line);
   }
-  const add = (s) => { buf += s; };
+  // a ref, a superscript or a subscript is kept apart from the word after it ([river system]#12 s, A^H A)
+  const add = (s) => {
+    if ((glued || /\]#\d+$/.test(buf)) && /^\w/.test(s)) buf += ' ';
+    buf += s; glued = false;
+  };
   const inline = (s) => { if (buf && !/[\s([]$/.test(buf)) buf += ' '; buf += s; };
 
   function label(el) {
@@ -351,7 +368,7 @@
       add(cut(t, TEXT_CUT[cur.level]));
       return;
     }
-    if (node.nodeType !== 1 || SKIP.has(node.tagName)) return;
+    if (node.nodeType !== 1 || SKIP.has(node.tagName) || node === skipped) return;
     const rec = info.get(node);
     if (!rec) return;
     const kind = regionKind(node);
@@ -360,7 +377,15 @@
 
   function interactiveOrBlock(el, rec) {
     const tag = el.tagName;
+    if (rec.math) {
+      if (rec.math.display) flush();
+      inline(`$${rec.math.text}$`);
+      if (rec.math.display) flush();
+      return;
+    }
+    if ((tag === 'SUP' || tag === 'SUB') && scriptText(el)) { add(scriptText(el)); glued = true; return; }
     if (tag === 'A' && (el.hasAttribute('href') || el.hasAttribute('onclick'))) {
+      if (blockLink(el, rec)) { renderBlockLink(el); return; }
       const l = label(el);
       if (!l || repeatLink(el, l) || shownBefore(l)) return;
       if (textOnly) inline(l);
@@ -399,6 +424,30 @@
     if (items && !capture) renderList(el, items); else for (const k of kids(el)) walk(k);
     if (block) flush();
     prefix = savedPrefix; cur.pre = savedPre;
+  }
+
+  // x<sup>2</sup> reads x^2 and a<sub>i</sub> a_i; a footnote mark ([1]) or a linked one stays as it is.
+  function scriptText(el) {
+    const t = clean(el.textContent).trim();
+    if (!t || t.length > 12 || /^\[.*\]$/.test(t) || el.querySelector('a')) return '';
+    return (el.tagName === 'SUP' ? '^' : '_') + (/\s/.test(t) ? `(${t})` : t);
+  }
+
+  // A link that wraps a block of content (a card: title, summary, tags) is content, not a label: its ref with its
+  // heading (or first words), then the rest of its text as lines.
+  function blockLink(el, rec) {
+    return rec.chars > 100 && (rec.block || [...el.children].some((k) => (info.get(k) || {}).block));
+  }
+  function renderBlockLink(el) {
+    flush();
+    const head = [...el.querySelectorAll('h1, h2, h3, h4, h5, h6, [role=heading]')].find((h) => info.get(h));
+    const l = cut(clean((head || el).innerText || (head || el).textContent || '').trim(), 100);
+    [cur.lastHref, cur.lastLabel, cur.sinceLink] = [el.href, l, 0];
+    if (!textOnly) { inline(`[${l}]#${ref(el)}`); cur.refs.push(+el.dataset.ga); flush(); }
+    skipped = textOnly ? null : head;
+    for (const k of kids(el)) walk(k);
+    skipped = null;
+    flush();
   }
 
   // A link straight after one to the same place (teaser title, image, summary, "more…") is said once: outside the

@@ -2,8 +2,10 @@
 
 Playwright's sync API only works on the thread that started it, while the dispatcher may call tools from
 worker threads; so every Playwright call is a job run on the session's own single thread (`session.call`).
-Tabs get short stable ids (t1, t2, ...). A crashed tab or browser is reopened and the model told.
-Finding, launching and closing the browser itself is in launch.py.
+Tabs get short stable ids (t1, t2, ...); the current tab changes only when the model opens or names a tab, never
+because a page opened a popup. A crashed tab or browser is reopened and the model told; a tab whose page never
+yields is not (stuck.py). Finding, launching and closing the browser is in launch.py; the network rules, which
+need the run's words, in network.py.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ga.errors import ToolError
+from tools.web import network, stuck, tabs
 from tools.web.launch import Launched, kill_driver, open_browser, quietly, shutdown, start_driver
+from tools.web.network import NetPolicy
 
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, Page
@@ -38,7 +42,10 @@ def get_session(ctx: ToolContext) -> BrowserSession:
     with _sessions_lock:
         session = ctx.resources.get("browser")
         if session is None:
-            session = ctx.resources["browser"] = BrowserSession(ctx.settings, notice=ctx.ui.notice)
+            env = dict(os.environ)
+            policy = NetPolicy.for_run(env, ctx.run_dir, ctx.state)
+            session = ctx.resources["browser"] = BrowserSession(ctx.settings, notice=ctx.ui.notice, env=env,
+                                                                policy=policy)
         return session
 
 
@@ -46,10 +53,12 @@ class BrowserSession:
     """Owns Playwright, the browser context and the tabs. Public methods other than call/close run on its thread."""
 
     def __init__(self, settings: Settings, notice: Callable[[str], None] | None = None,
-                 env: dict[str, str] | None = None):
+                 env: dict[str, str] | None = None, policy: NetPolicy | None = None):
         self.settings = settings
         self.env = dict(os.environ if env is None else env)
         self.notice = notice or (lambda text: None)
+        # without a run (a program driving the tools), the URLs it gives are its own choice: see NetPolicy.give
+        self.policy = policy or NetPolicy.for_run(self.env, settings.home / "no-run", {})
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ga-browser")
         self._thread: threading.Thread | None = None
         self._stale: Any = None  # the job of an abandoned (hung) session thread
@@ -60,13 +69,25 @@ class BrowserSession:
         self.current: str | None = None
         self.dialogs: list[dict] = []
         self.notes: list[str] = []
+        self.new_tabs: list[str] = []
+        """Tabs opened by pages (popups, target=_blank) since the last report."""
+        self.cdp: dict[str, Any] = {}
+        """Each tab's own DevTools session: stops scripts that never yield, intercepts local addresses."""
+        self.target_ids: dict[str, str] = {}
+        self.scripts_off: set[str] = set()
+        self.hung_urls: set[str] = set()
+        """Pages that never yielded: not reopened after a restart."""
+        self._reported: set[str] = set()
+        self._working: str | None = None
+        self._hung: str | None = None
+        self._own_next = False
         self.inflight: dict[str, int] = {}
         self.started_in = 0.0
-        self._crashed: set[str] = set()
+        self.crashed: set[str] = set()
         self._reserved_id: str | None = None
-        self._gone: list[str] = []
+        self.gone: list[str] = []
         self._next_tab = 1
-        self._dead = False
+        self.dead = False
         self._closed = False
 
     # -- threading ------------------------------------------------------------------------------------------
@@ -82,16 +103,18 @@ class BrowserSession:
         except FutureTimeout:
             self._abandon(future)
             raise ToolError(f"The browser did not answer within {timeout:.0f}s (a page may be hung); it will be "
-                            "restarted on the next web call, with the tabs reopened at their last urls.") from None
+                            "restarted on the next web call, with the other tabs reopened at their last urls."
+                            ) from None
 
     def _abandon(self, future: Any) -> None:
         """The session thread is stuck in a Playwright call: kill the driver (which ends that call and the
         browser), and give later jobs a fresh thread, so they do not queue behind the stuck one."""
-        stuck, self._executor = self._executor, ThreadPoolExecutor(max_workers=1, thread_name_prefix="ga-browser")
-        self._stale, self._thread, self._dead, self._why = future, None, True, "stopped answering"
+        jammed, self._executor = self._executor, ThreadPoolExecutor(max_workers=1, thread_name_prefix="ga-browser")
+        self._stale, self._thread, self.dead, self._why = future, None, True, "stopped answering"
+        self._hung = self._working
         pid, self.launched.driver_pid = self.launched.driver_pid, None
         kill_driver(pid)
-        stuck.shutdown(wait=False)
+        jammed.shutdown(wait=False)
 
     def _job(self, fn: Callable[[BrowserSession], T]) -> T:
         self._thread = threading.current_thread()
@@ -118,13 +141,16 @@ class BrowserSession:
         shutdown(self.launched, cdp=bool(self.env.get("GA_BROWSER_CDP")))
 
     def ensure(self) -> None:
-        """Start the browser, or restart it after a crash (reopening the tabs at their last urls)."""
-        if self.context is not None and not self._dead:
-            self._prune()
+        """Start the browser, or restart it after a crash (reopening the tabs at their last urls, except a page
+        that never yielded)."""
+        if self.context is not None and not self.dead:
+            self.prune()
             return
-        self._gone.clear()
-        restarting = self._dead
-        reopen = dict(self.last_urls) if restarting else {}
+        self.gone.clear()
+        restarting = self.dead
+        reopen, current = (dict(self.last_urls) if restarting else {}), self.current
+        if self._hung in reopen:
+            self.hung_urls.add(reopen[self._hung])
         if self._stale is not None:  # let the abandoned thread fail out; its Playwright objects are not ours
             try:
                 self._stale.exception(10)
@@ -134,105 +160,100 @@ class BrowserSession:
             self.tabs.clear()
         self._shutdown()
         self.tabs.clear()
+        self.cdp.clear()
         self._start()
         if restarting:
             for page in list(self.tabs.values()):
                 quietly(page.close)
+            skipped = [t for t, url in reopen.items() if url in self.hung_urls]
             for tab_id, url in reopen.items():
-                self._open(url, tab_id)
-            self._note(f"The browser {self._why} and was restarted; tabs reopened: {', '.join(reopen) or 'none'}. "
-                       "Page state (forms, scroll) was lost.")
-            self._why = "had crashed"
+                self._open("about:blank" if tab_id in skipped else url, tab_id)
+            self.current = current if current in self.tabs else self.current
+            left = "".join(f"; {t} is blank: {reopen[t]} never yielded and was not reopened" for t in skipped)
+            self.note(f"The browser {self._why} and was restarted; tabs reopened: {', '.join(reopen) or 'none'}"
+                      f"{left}. Page state (forms, scroll) was lost.")
+            self._why, self._hung = "had crashed", None
 
-    def _prune(self) -> None:
+    def prune(self) -> None:
         """Forget the tabs that were closed (not those of a browser that went down: those are reopened)."""
-        for tab_id in self._gone:
+        for tab_id in self.gone:
             self.tabs.pop(tab_id, None)
             self.last_urls.pop(tab_id, None)
+            self.cdp.pop(tab_id, None)
         if self.current not in self.tabs:
             self.current = next(reversed(self.tabs), None)
-        self._gone.clear()
+        self.gone.clear()
 
     def _start(self) -> None:
         started = time.perf_counter()
         self.launched = start_driver()
-        open_browser(self.launched, self.settings, self.env, self._note)
+        open_browser(self.launched, self.settings, self.env, self.note)
+        network.install(self)
         self.context.on("page", self._adopt)
         self.context.on("close", lambda _: self._mark_dead())
         for page in self.context.pages:
-            self._adopt(page, make_current=False)
-        self._dead = False
+            self._adopt(page, popup=False)
+        if not self.env.get("GA_BROWSER_CDP"):  # the blank tab a fresh browser starts with is the first tab ga uses
+            self.current = next((t for t, p in self.tabs.items() if p.url == "about:blank"), None)
+        self.dead = False
         self.started_in = time.perf_counter() - started
         self.notice(f"browser: {self.launched.how} in {self.started_in:.1f}s")
 
     def _mark_dead(self) -> None:
         if not self._closed:
-            self._dead = True
+            self.dead = True
 
-    def _note(self, text: str) -> None:
+    def note(self, text: str) -> None:
+        """Tell the model (in the next web result) and the user (on the terminal)."""
         self.notes.append(text)
         self.notice(f"browser: {text}")
 
-    def take_dialogs(self) -> list[dict]:
-        """The dialogs answered since the last report."""
-        dialogs, self.dialogs = self.dialogs, []
-        return dialogs
+    def blocked(self, url: str, reason: str) -> None:
+        """A request the network rules refused: said once per host in each report."""
+        key = "blocked " + reason.split(" ", 1)[0]
+        if key not in self._reported:
+            self._reported.add(key)
+            self.note(f"Blocked a request to {url[:100]}: {reason}")
 
-    def take_notes(self) -> list[str]:
-        notes, self.notes = self.notes, []
-        return notes
+    def leaked(self, url: str, pieces: list[str], *, shown: bool = False) -> None:
+        """A URL carrying local data: told once per report (shown: web_scan has told it already)."""
+        key = f"leak {url.split('/')[2] if '://' in url else url} {pieces}"
+        if key not in self._reported:
+            self._reported.add(key)
+            if not shown:
+                self.note(network.leak_note(url, pieces))
+
+    def take_events(self) -> dict:
+        """What happened since the last report: notes, dialogs answered, tabs opened by pages."""
+        events = {"notes": self.notes, "dialogs": self.dialogs,
+                  "new_tabs": [t for t in self.new_tabs if t in self.tabs]}
+        self.notes, self.dialogs, self.new_tabs = [], [], []
+        self._reported.clear()
+        return events
 
     # -- tabs (session thread) ---------------------------------------------------------------------------------
-    def _adopt(self, page: Page, make_current: bool = True) -> str:
+    def _adopt(self, page: Page, popup: bool = True) -> str:
         known = next((t for t, p in self.tabs.items() if p is page), None)
         if known:
             return known
         tab_id, self._reserved_id = self._reserved_id, None
+        own, self._own_next = self._own_next, False
         if tab_id is None:
             tab_id = f"t{self._next_tab}"
             self._next_tab += 1
         self.tabs[tab_id] = page
-        self.inflight[tab_id] = 0
-        page.set_default_timeout(15_000)
-        page.on("dialog", lambda dialog: self._answer(tab_id, dialog))
-        page.on("crash", lambda _: self._crashed.add(tab_id))
-        page.on("close", lambda _: self._forget(tab_id, page))
-        page.on("framenavigated", lambda frame: self._remember(tab_id, page, frame))
-        page.on("request", lambda _: self._count(tab_id, 1))
-        page.on("requestfinished", lambda _: self._count(tab_id, -1))
-        page.on("requestfailed", lambda _: self._count(tab_id, -1))
-        if make_current:
-            self.current = tab_id
+        tabs.watch(self, tab_id, page)
+        if popup and not own:
+            self.new_tabs.append(tab_id)
         return tab_id
 
-    def _count(self, tab_id: str, delta: int) -> None:
-        self.inflight[tab_id] = max(0, self.inflight.get(tab_id, 0) + delta)
-
-    def _remember(self, tab_id: str, page: Page, frame: Any) -> None:
-        if frame == page.main_frame and self.tabs.get(tab_id) is page:
-            self.last_urls[tab_id] = frame.url
-
-    def _forget(self, tab_id: str, page: Page) -> None:
-        # Applied later (see ensure): if the whole browser went down, the tab is reopened instead.
+    def forget(self, tab_id: str, page: Page) -> None:
+        """A tab closed; applied later (see ensure): if the whole browser went down, the tab is reopened instead."""
         if self.tabs.get(tab_id) is page:
-            self._gone.append(tab_id)
-
-    def _answer(self, tab_id: str, dialog: Any) -> None:
-        """Policy: accept alerts, confirms and leave-page prompts; a prompt() gets its default value."""
-        record = {"tab": tab_id, "type": dialog.type, "message": dialog.message[:500]}
-        try:
-            if dialog.type == "prompt":
-                dialog.accept(dialog.default_value)
-                record["answer"] = f"accepted with {dialog.default_value!r}"
-            else:
-                dialog.accept()
-                record["answer"] = "accepted"
-        except Exception as e:  # the page may already be gone
-            record["answer"] = f"could not answer ({e})"
-        self.dialogs.append(record)
+            self.gone.append(tab_id)
 
     def _open(self, url: str, tab_id: str | None = None) -> str:
-        self._reserved_id = tab_id
+        self._reserved_id, self._own_next = tab_id, True
         page = self.context.new_page()
         self.launched.opened.append(page)
         tab_id = self._adopt(page)  # the context's page event usually adopted it already
@@ -241,11 +262,11 @@ class BrowserSession:
             try:
                 page.goto(url, wait_until="domcontentloaded")
             except Exception as e:
-                self._note(f"Reopening {url} in {tab_id} failed: {e}")
+                self.note(f"Reopening {url} in {tab_id} failed: {e}")
         return tab_id
 
     def page(self, tab: str | None = None, *, create: bool = True) -> tuple[str, Page]:
-        """The page of `tab` (default: the current tab), reopening a crashed one."""
+        """The page of `tab` (default: the current tab), reopening a crashed one; naming a tab makes it current."""
         self.ensure()
         tab_id = tab or self.current
         if tab_id is None or (tab is None and tab_id not in self.tabs):
@@ -256,64 +277,40 @@ class BrowserSession:
             known = ", ".join(self.tabs) or "none"
             raise ToolError(f"No tab {tab_id!r} (open tabs: {known}). Use web_scan(tabs_only=true) to list them.")
         page = self.tabs[tab_id]
-        if tab_id in self._crashed or page.is_closed():
+        if tab_id in self.crashed or page.is_closed():
             url = self.last_urls.get(tab_id, "about:blank")
-            self._crashed.discard(tab_id)
-            self.tabs.pop(tab_id)
-            quietly(page.close)
-            self._open(url, tab_id)
-            self._note(f"Tab {tab_id} had crashed and was reopened at {url}; its page state was lost.")
-            page = self.tabs[tab_id]
+            self.crashed.discard(tab_id)
+            page = self.replace(tab_id, url)
+            self.note(f"Tab {tab_id} had crashed and was reopened at {url}; its page state was lost.")
         self.current = tab_id
         return tab_id, page
 
-    def reopen(self, tab_id: str) -> Page:
-        """Replace the tab's page by a fresh one at its last url (for a page that stopped answering)."""
+    def replace(self, tab_id: str, url: str) -> Page:
+        """A fresh page in the tab's place, at url."""
         page = self.tabs.pop(tab_id)
-        url = self.last_urls.get(tab_id) or page.url
+        self.cdp.pop(tab_id, None)
         quietly(lambda: page.close(run_before_unload=False))
         self._open(url, tab_id)
         return self.tabs[tab_id]
 
     def on_tab(self, tab: str | None, fn: Callable[[str, Page], T]) -> T:
-        """fn(tab_id, page); if the page turns out to have crashed, reopen it and try once more."""
+        """fn(tab_id, page) on a page that answers; if the page turns out to have crashed, reopen it and try once
+        more."""
         for attempt in range(2):
             tab_id, page = self.page(tab)
+            self._working = tab_id
             try:
+                page = stuck.responsive(self, tab_id, page)
+                network.empty_blocked_frames(self, page, self.note)
                 return fn(tab_id, page)
             except Exception as e:
                 message = str(e).lower()
                 if attempt or ("crash" not in message and "has been closed" not in message):
                     raise
                 if "crash" in message:
-                    self._crashed.add(tab_id)
+                    self.crashed.add(tab_id)
                 elif not self.context.pages:
-                    self._dead = True
+                    self.dead = True
+            finally:
+                self._working = None
         raise AssertionError("unreachable")
-
-    def tab_list(self) -> list[dict]:
-        if self.context is not None and not self._dead:
-            self._prune()
-        rows = []
-        for tab_id, page in self.tabs.items():
-            title = "(crashed)"
-            if tab_id not in self._crashed:
-                try:
-                    title = page.title()
-                except Exception:
-                    title = "(not responding)"
-            rows.append({"id": tab_id, "title": title, "url": page.url, "current": tab_id == self.current})
-        return rows
-
-    def settle(self, tab_id: str, page: Page, *, quiet: float = 0.1, limit: float = 1.5) -> None:
-        """Bounded wait until the tab has had no request in flight for `quiet` seconds."""
-        deadline, calm_since = time.monotonic() + limit, None
-        while time.monotonic() < deadline:
-            if self.inflight.get(tab_id, 0) == 0:
-                calm_since = calm_since or time.monotonic()
-                if time.monotonic() - calm_since >= quiet:
-                    return
-            else:
-                calm_since = None
-            page.wait_for_timeout(25)
-

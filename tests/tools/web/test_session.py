@@ -20,6 +20,7 @@ import pytest
 from ga.config import load_settings
 from ga.dispatch import ToolContext
 from ga.errors import ToolError
+from ga.runs import Run
 from tests.conftest import ScriptedTerminal
 from tools import web_scan
 from tools.web.launch import locate_browser
@@ -47,15 +48,22 @@ def site():
     server.shutdown()
 
 
-def _context(home: Path, **overrides) -> ToolContext:
+def _context(home: Path, task: str | None = None, *, interactive: bool = False, answers: list | None = None,
+             **overrides) -> ToolContext:
+    """A tool context; with a task, it is that of a run whose trajectory starts with the task (as ga writes it)."""
+    home.mkdir(parents=True, exist_ok=True)
     settings = load_settings(env={}, home=home, workdir=home, **overrides)
-    return ToolContext(settings=settings, run_dir=home / "runs" / "r1", ui=ScriptedTerminal())
+    run_dir = home / "runs" / "r1"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    if task is not None:
+        Run(run_dir, {}).append({"type": "message", "message": {"role": "user", "content": task}})
+    return ToolContext(settings=settings, run_dir=run_dir, ui=ScriptedTerminal(answers), interactive=interactive)
 
 
 @pytest.fixture(scope="module")
-def web(tmp_path_factory):
-    """A ToolContext whose browser session lives for the whole module (fresh profile)."""
-    ctx = _context(tmp_path_factory.mktemp("home"), browser_profile=False)
+def web(tmp_path_factory, site):
+    """The tool context of a run whose task names the local site; its browser lives for the whole module."""
+    ctx = _context(tmp_path_factory.mktemp("home"), f"Work with the site at {site}/", browser_profile=False)
     yield ctx
     ctx.close()
 
