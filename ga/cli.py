@@ -101,7 +101,7 @@ def run_command(argv: list[str]) -> int:
     except (ConfigError, AgentStop) as e:  # AgentStop here: a failure before the loop started
         print(f"ga: {e}", file=sys.stderr)
         if args.json:  # a harness reading stdout still gets the documented object
-            usage = {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0}
+            usage = {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0, "cached_tokens": 0}
             print(json.dumps({"run_id": args.resume, "status": "error", "answer": str(e), "usage": usage,
                               "tool_calls": 0}))
         return e.exit_code if isinstance(e, AgentStop) else EXIT_USAGE

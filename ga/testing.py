@@ -9,6 +9,7 @@ A script is a list of steps, one per request:
      "args_as_object": True,       # send arguments as JSON objects instead of strings (a known server quirk)
      "fault": "500" | "429" | "drop" | "cut" | "reject_stream_options" | "no_stream" | ...,
      "retry_after": 1,             # Retry-After header sent with a status fault
+     "timings": {"prompt_n": 5},   # llama.cpp's timings object, sent with the reply
      "delay": 0.5}                 # seconds to wait before answering
 
 Faults (server only): a status ("500", "429", "401", ...) answers it with an OpenAI-style error body; "drop"
@@ -16,7 +17,10 @@ closes the connection without a response; "cut" streams the text and half of the
 then closes without [DONE] (without streaming it drops). A "reject_<param>" step answers 400 naming the parameter
 to every request that carries it and stays in place; the first request without the parameter gets the step's
 reply and consumes it. A "no_stream" step answers streamed requests with plain JSON (a server that ignores
-stream=true) and stays in place likewise. Every other fault consumes its step.
+stream=true) and stays in place likewise. "context_length" answers 400 as a server refusing a request longer
+than its context ("flavour": "openai" | "llama.cpp" | "vllm", "window": N). Every other fault consumes its step.
+ScriptedServer(steps, window=N) refuses every request longer than N of its tokens (chars/4 of the request JSON)
+the way llama.cpp does, without using a step (counted in `refused`), and reports N on GET /v1/models.
 Past the last step: HTTP 500, and assert_complete fails.
 
 Try ga without a model:  python -m ga.testing script.json [--port N]
@@ -60,6 +64,7 @@ class _Script:
         self._steps: deque[dict] = deque()
         self.requests: list[dict] = []
         self._served = 0
+        self.refused = 0
         self.exhausted = ""
         self._lock = threading.Lock()
         self.add(steps)
@@ -83,6 +88,12 @@ class _Script:
                 return self._steps[0]
             self._served += 1
             return self._steps.popleft()
+
+    def refuse(self, request: dict) -> None:
+        """Record a request the server refused for its length (no step is used)."""
+        with self._lock:
+            self.requests.append(request)
+            self.refused += 1
 
     def assert_complete(self) -> None:
         with self._lock:
@@ -141,10 +152,16 @@ class ScriptedModel(_Scripted):
 class ScriptedServer(_Scripted):
     """A real OpenAI-compatible HTTP server on 127.0.0.1 answering from a script. Use as a context manager."""
 
-    def __init__(self, steps: Iterable[dict] = (), *, port: int = 0):
+    def __init__(self, steps: Iterable[dict] = (), *, port: int = 0, window: int = 0, flavour: str = "llama.cpp"):
         self._script = _Script(steps)
         self._port = port
+        self._window, self._flavour = window, flavour
         self._httpd: ChatServer | None = None
+
+    @property
+    def refused(self) -> int:
+        """Requests refused as longer than the window."""
+        return self._script.refused
 
     @property
     def url(self) -> str:
@@ -155,6 +172,7 @@ class ScriptedServer(_Scripted):
     def start(self) -> ScriptedServer:
         self._httpd = ChatServer(("127.0.0.1", self._port))
         self._httpd.script = self._script
+        self._httpd.window, self._httpd.flavour = self._window, self._flavour
         threading.Thread(target=self._httpd.serve_forever, name="scripted-server", daemon=True).start()
         return self
 

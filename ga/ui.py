@@ -55,7 +55,8 @@ class Terminal:
 
     def usage(self, usage: Usage) -> None:
         self._end_stream()
-        self.err.print(f"[dim]· turn {usage.requests} · {usage.prompt_tokens:,} in / "
+        cached = f" ({usage.cached_tokens:,} cached)" if usage.cached_tokens else ""
+        self.err.print(f"[dim]· turn {usage.requests} · {usage.prompt_tokens:,} in{cached} / "
                        f"{usage.completion_tokens:,} out tokens[/]")
 
     def live(self, text: str) -> None:

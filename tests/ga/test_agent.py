@@ -20,7 +20,7 @@ from ga.runs import Run
 from ga.testing import ScriptedModel, tool_call
 from ga.turns import unique_ids
 from tests.conftest import ScriptedTerminal
-from tools import ask_user, code_run, update_working_checkpoint
+from tools import ask_user, code_run, file_read, update_working_checkpoint
 
 COUNTER = {"type": "object", "properties": {}, "additionalProperties": False}
 
@@ -56,18 +56,38 @@ def test_a_reply_without_tool_calls_is_the_answer(settings):
 
 
 def test_the_checkpoint_is_shown_every_turn_and_survives_compaction(settings):
-    settings.context_tokens = 1_500
+    settings.context_tokens = 4_000
+    calls = []
+    big = ToolSpec(name="big", description="", parameters=COUNTER, side_effect=SideEffect.READ_ONLY,
+                   run=lambda args, ctx: calls.append(1) or ToolResult(
+                       content="".join(f"call {len(calls)} row {i}: some data\n" for i in range(120))))
     steps = [{"tool_calls": [tool_call("update_working_checkpoint", key_info="GOAL-MARKER")]}]
-    steps += [{"content": f"thinking {i} " + "x" * 1_500, "tool_calls": [tool_call("ask_user", question="?")]}
-              for i in range(8)]
+    steps += [{"content": f"thinking {i}", "tool_calls": [tool_call("big")]} for i in range(12)]
     steps += [{"content": "done"}]
-    outcome, model, _ = start(settings, steps, interactive=True, answers=["go on"] * 8)
+    outcome, model, _ = start(settings, steps, extra=[big])
     assert outcome.status == "done"
     last = model.requests[-1]["messages"]
     assert "GOAL-MARKER" in last[-1]["content"]
     assert last[1]["content"] == "the task"
-    assert any("dropped to fit the context" in str(m.get("content")) for m in last)
-    assert sum(len(json.dumps(m)) for m in last) // 4 < 1_500
+    stubs = [str(m.get("content")) for m in last if str(m.get("content")).startswith("[old result masked")]
+    assert stubs and all("· big" in stub for stub in stubs)
+    assert all(r["messages"][1]["content"] == "the task" for r in model.requests)
+    assert all(len(json.dumps(r)) // 4 <= 4_000 for r in model.requests)  # the model's own count
+
+
+def test_a_re_read_is_a_stub_until_the_earlier_result_is_masked(settings, workspace):
+    settings.context_tokens = 3_500
+    for name in ("notes", "a", "b", "c", "d", "e", "f"):
+        (workspace / f"{name}.txt").write_text("".join(f"{name} row {i}: some data\n" for i in range(1, 301)))
+    reads = ["notes", "notes", "a", "b", "c", "d", "e", "f", "notes"]
+    steps = [{"tool_calls": [tool_call("file_read", path=f"{n}.txt", count=60)]} for n in reads] + [{"content": "ok"}]
+    outcome, model, _ = start(settings, steps, extra=[file_read.SPEC])
+    assert outcome.status == "done"
+    results = [m for m in model.requests[-1]["messages"] if m["role"] == "tool"]
+    assert "[unchanged: lines 1-60 of notes.txt" in json.dumps(model.requests[2]["messages"][-1])
+    assert "(call call_1_0)" in model.requests[2]["messages"][-1]["content"]
+    assert results[0]["content"].startswith("[old result masked")  # the first read was masked...
+    assert "60|notes row 60" in results[-1]["content"]  # ...so the last read is a real one
 
 
 def test_a_length_cut_tool_call_is_not_run_and_the_model_is_told(settings):
