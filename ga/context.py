@@ -18,7 +18,7 @@ from pathlib import Path
 from ga import compaction, tokens
 
 LOW_WATER = 0.5
-"""A step compacts the request down to this share of the budget, so steps are rare and the prefix lasts."""
+"""A step that masking the old turns leaves above this share of the budget masks the newest turns too (but one)."""
 FOLD_ABOVE = 0.75
 """Old turns are folded into a hand-off only when masking alone leaves the request above this share of the budget
 (stubs and recent turns filling it): otherwise steps would come every turn or two."""
@@ -184,11 +184,12 @@ class Context:
 
     # -- compaction -----------------------------------------------------------------------------------------
     def step(self, checkpoint: str = "") -> Step:
-        """Compact down to the low-water mark: mask the oldest turns, then all but the newest; fold old turns into a
-        hand-off only when masking alone stays far from it; mask the newest turn only if nothing else fits."""
+        """Mask every turn but the newest few (so the next step is as far away as it can be), then, if that leaves
+        more than the low-water mark, all but the newest; fold old turns into a hand-off only when masking alone
+        stays far from it; mask the newest turn only if nothing else fits."""
         step = Step(before=self.tokens(checkpoint))
         low = int(self.budget * LOW_WATER)
-        self._mask_down(checkpoint, low, KEEP_TURNS, step)
+        self._mask_down(checkpoint, 0, KEEP_TURNS, step)
         self._mask_down(checkpoint, low, 1, step)
         if self.tokens(checkpoint) > self.budget * FOLD_ABOVE:
             self._fold(checkpoint, low, step)

@@ -221,7 +221,7 @@ def test_checkpoint_too_long_states_size_and_limit(make_ctx):
     ctx = make_ctx()
     d = Dispatcher([update_working_checkpoint.SPEC])
     result = one(d, ctx, "update_working_checkpoint", json.dumps({"key_info": "word " * 400}))
-    assert result.is_error and "about 499 tokens" in result.content and "limit is 200" in result.content
+    assert result.is_error and "about 400 tokens" in result.content and "limit is 200" in result.content
     assert "checkpoint" not in ctx.state
     assert not one(d, ctx, "update_working_checkpoint", '{"key_info": "goal: ship"}').is_error
     assert ctx.state["checkpoint"] == "goal: ship"
