@@ -16,7 +16,7 @@ class Settings:
     api_key: str = ""
     """OPENAI_API_KEY; local servers accept any non-empty value."""
     model: str = ""
-    """Model name (--model or GA_MODEL)."""
+    """Model name (--model or GA_MODEL); "local" (--local) is the embedded model, served by ga itself."""
     home: Path = field(default_factory=lambda: Path("~/.ga").expanduser())
     """GA_HOME: sop/, memory/ and runs/<run_id>/ live here."""
     workdir: Path = field(default_factory=Path.cwd)
@@ -43,8 +43,8 @@ class Settings:
     """First backoff delay in seconds (GA_RETRY_BASE); doubles each retry, capped at 60."""
     context_tokens: int = 32_000
     """GA_CONTEXT_TOKENS: the working budget each request is kept within (system prompt, tools and history). Past
-    it the oldest tool results become one-line stubs, down to a low-water mark; only when that is not enough are
-    old turns folded into a summary. The model's window caps it."""
+    it the tool results of all but the newest turns become one-line stubs; only when stubs and recent turns fill it
+    are old turns folded into a summary. The model's window caps it."""
     model_window: int = 0
     """GA_MODEL_WINDOW: the model's context length in tokens; 0 means what the server reports, if it does."""
     stage2_after: int = 3
@@ -79,15 +79,21 @@ class Settings:
 
     def check_endpoint(self) -> None:
         """Raise a short, actionable error when the model endpoint is not configured."""
+        if self.model == "local":
+            return  # the embedded model: ga starts its own server (ga/local)
         missing = [n for n, v in (("OPENAI_BASE_URL", self.base_url), ("OPENAI_API_KEY", self.api_key)) if not v]
         if not self.model:
             missing.append("GA_MODEL (or --model)")
         if missing:
             raise ConfigError(
-                f"No model endpoint configured: set {', '.join(missing)}.\n"
-                "  OpenAI:     OPENAI_BASE_URL=https://api.openai.com/v1 OPENAI_API_KEY=sk-... GA_MODEL=gpt-4.1\n"
-                "  Ollama:     OPENAI_BASE_URL=http://localhost:11434/v1 OPENAI_API_KEY=ollama GA_MODEL=qwen3\n"
-                "  llama.cpp:  OPENAI_BASE_URL=http://localhost:8080/v1 OPENAI_API_KEY=none GA_MODEL=local"
+                f"No model endpoint configured (missing: {', '.join(missing)}). Either:\n"
+                "  point ga at an OpenAI-compatible server:\n"
+                "    OpenAI:     OPENAI_BASE_URL=https://api.openai.com/v1 OPENAI_API_KEY=sk-... GA_MODEL=gpt-4.1\n"
+                "    Ollama:     OPENAI_BASE_URL=http://localhost:11434/v1 OPENAI_API_KEY=ollama GA_MODEL=qwen3\n"
+                "    llama.cpp:  OPENAI_BASE_URL=http://localhost:8080/v1 OPENAI_API_KEY=none GA_MODEL=qwen\n"
+                "  or run the embedded model with --local (or GA_MODEL=local): Qwen2.5-Coder-1.5B on llama.cpp, small "
+                "and slow on a CPU but real. Its first use downloads ~1.1 GB and builds llama.cpp's server (about 10 "
+                "minutes on 2 cores) into ~/.cache/ga; later runs start in seconds."
             )
 
 

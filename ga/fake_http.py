@@ -93,13 +93,17 @@ class _Handler(BaseHTTPRequestHandler):
         log.debug("scripted server: " + format, *args)
 
     def do_GET(self) -> None:
-        if self.path.split("?")[0].rstrip("/") not in ("/v1/models", "/models"):
+        """What OpenAI-compatible servers answer besides completions: llama.cpp's /health, the model list."""
+        path = self.path.split("?")[0].rstrip("/")
+        if path == "/health":
+            self._send_json(200, {"status": "ok"})
+        elif path in ("/v1/models", "/models"):
+            model: dict = {"id": "scripted", "object": "model"}
+            if self.server.window:
+                model["max_model_len"] = self.server.window  # as vLLM reports it
+            self._send_json(200, {"object": "list", "data": [model]})
+        else:
             self._send_error(404, f"no route {self.path}")
-            return
-        model: dict = {"id": "scripted", "object": "model", "owned_by": "scripted"}
-        if self.server.window:
-            model["max_model_len"] = self.server.window  # as vLLM reports it
-        self._send_json(200, {"object": "list", "data": [model]})
 
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))

@@ -12,6 +12,7 @@ from ga.config import Settings
 from ga.dispatch import Dispatcher
 from ga.errors import ConfigError
 from ga.llm import OpenAIModel
+from ga.local.endpoint import ensure_provisioned, serving
 from ga.runs import Run
 from ga.ui import Terminal
 from tools import load_tools
@@ -41,13 +42,15 @@ def open_run(settings: Settings, task: str | None, resume: str | None, given: se
 def run_task(settings: Settings, *, task: str | None, resume: str | None = None, answer: str | None = None,
              quiet: bool = False, given: frozenset[str] = frozenset()) -> Outcome:
     terminal = Terminal(quiet=quiet)
-    if not resume:
-        settings.check_endpoint()  # before a run folder is made for nothing
+    if not resume:  # before a run folder is made for nothing
+        settings.check_endpoint()
+        ensure_provisioned(settings)
     run, settings = open_run(settings, task, resume, set(given))
     settings.check_endpoint()
     run.lock()
     try:
-        outcome = _drive(run, settings, terminal, resume=resume, answer=answer)
+        with serving(settings, run.folder / "local-server.log", terminal.notice) as settings:
+            outcome = _drive(run, settings, terminal, resume=resume, answer=answer)
     finally:
         run.unlock()
     if outcome.status == "done":
