@@ -126,8 +126,15 @@ def summary_request(task: str, previous: str, messages: list[dict], budget: int)
     return [{"role": "system", "content": system}, {"role": "user", "content": ask}]
 
 
-def fallback_summary(stubs: list[str], reason: str) -> str:
+def fallback_summary(previous: str, messages: list[dict], reason: str) -> str:
     """The hand-off when the model could not write one: what the folded calls did, one line each (newest kept)."""
+    calls = {c["id"]: c["function"] for m in messages for c in m.get("tool_calls") or []}
+    stubs = [f"(earlier note) {previous}"] * bool(previous)
+    for m in messages:
+        if m["role"] == "tool":
+            call = calls.get(m.get("tool_call_id"), {})
+            stubs.append(f"{call.get('name', '?')} {summarize(call.get('arguments', ''), 90)} → "
+                         f"{outcome(m.get('content') or '')}")
     lines, used = [], 0
     for line in reversed(stubs):
         cost = tokens.estimate(line)

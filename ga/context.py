@@ -265,19 +265,17 @@ class Context:
 
     def _summary_text(self, previous: str, folded: list[_Entry]) -> str:
         task = next((e.message.get("content") or "" for e in self.entries if e.message["role"] == "user"), "")
-        budget = min(self.budget, window_cap(self.window)) if self.window else self.budget
+        budget = int(self.budget / self.scale)  # the side request is sized in estimated tokens, like the rest
         request = compaction.summary_request(str(task), previous, [e.shown for e in folded], budget)
         text = self.summarise(request) if self.summarise else ""
         if text.strip():
             return text
-        calls = {c["id"]: c["function"] for e in folded for c in e.message.get("tool_calls") or []}
-        lines = [f"{calls.get(e.message.get('tool_call_id'), {}).get('name', '?')} "
-                 f"{compaction.summarize(calls.get(e.message.get('tool_call_id'), {}).get('arguments', ''), 90)} → "
-                 f"{compaction.outcome(e.message['content'])}" for e in folded if e.message["role"] == "tool"]
-        return compaction.fallback_summary([f"(earlier note) {previous}"] * bool(previous) + lines,
-                                           "the model gave no summary")
+        return compaction.fallback_summary(previous, [e.message for e in folded], "the model gave no summary")
 
 
 def _same_slot(shown: dict, message: dict) -> bool:
-    """Does a saved masked form belong to this message (same role, same call id)?"""
-    return shown.get("role") == message.get("role") and shown.get("tool_call_id") == message.get("tool_call_id")
+    """Does a saved masked form belong to this message (same role, same call ids)?"""
+    def ids(m: dict) -> list:
+        return [m.get("role"), m.get("tool_call_id"), *(c.get("id") for c in m.get("tool_calls") or [])]
+
+    return ids(shown) == ids(message)
