@@ -192,10 +192,12 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m ga.testing", description="Serve a scripted model over HTTP.")
     parser.add_argument("script", help="JSON file: a list of steps (see ga/testing.py)")
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free port)")
+    parser.add_argument("--window", type=int, default=0,
+                        help="refuse requests longer than N tokens (chars/4), as llama.cpp does, and report N")
     args = parser.parse_args(argv)
     with open(args.script, encoding="utf-8") as f:
         steps = json.load(f)
-    with ScriptedServer(steps, port=args.port) as server:
+    with ScriptedServer(steps, port=args.port, window=args.window) as server:
         print(f"scripted model at {server.url} ({len(steps)} steps); try:", flush=True)
         print(f'  OPENAI_BASE_URL={server.url} OPENAI_API_KEY=test GA_MODEL=scripted python run.py "hello"', flush=True)
         try:
