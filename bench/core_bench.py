@@ -145,8 +145,8 @@ def long_run(home: Path, workspace: Path, turns: int) -> None:
     print(f"per-turn overhead: turns 5-25 median {first * 1e3:.2f} ms, "
           f"last 20 median {last * 1e3:.2f} ms (ratio {last / first:.2f})")
     print(f"peak RSS: after turn 25 {rss[24]:.1f} MB, at the end {rss[-1]:.1f} MB; "
-          f"history {agent.context.tokens} est. tokens (budget {settings.context_tokens}), "
-          f"{agent.context.dropped} turns dropped")
+          f"history {agent.context.tokens()} est. tokens (budget {agent.context.budget}), "
+          f"{len(agent.context.state.get('masked', {}))} results masked")
 
 
 def main() -> None:

@@ -7,9 +7,9 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from ga.config import Settings
-from ga.context import Context
-from ga.dispatch import Dispatcher, ToolContext, ToolResult, error
-from ga.errors import AgentStop, Interrupted, LimitReached, ServerUnreachable
+from ga.context import Context, Step
+from ga.dispatch import SHOWN_RESULTS, Dispatcher, ToolContext, ToolResult, error
+from ga.errors import AgentStop, ContextOverflow, Interrupted, LimitReached, ServerUnreachable
 from ga.escalation import Escalation
 from ga.human import WaitingForAnswer, answer_result, candidates_of
 from ga.mailbox import Inbox
@@ -64,11 +64,14 @@ class Agent:
         self.turns = sum(1 for m in history.messages if m["role"] == "assistant")
         self.inbox = Inbox(run, history.mail)
         self.answer, self.answer_mail = self.inbox.answer_for(answer)  # given, else one waiting in the mailbox
-        self.context = Context(system_prompt(settings), settings.context_tokens)
-        self.context.extend(history.messages)
+        self.schemas = dispatcher.schemas()
+        self.context = Context(system_prompt(settings), budget=settings.context_tokens, tools=self.schemas,
+                               window=settings.model_window, state=run.state.setdefault("context", {}),
+                               save_output=self.ctx.save_output, summarise=self._summarise, on_step=self._on_step)
+        self.context.extend(history.messages, {i: (r.get("details") or {}).get("full_output")
+                                               for i, r in history.results.items()})
         self.guard = Guard(run.state.setdefault("guard", {}), settings.strikes)
         self.escalation = Escalation(run=run, settings=settings, ui=ui)
-        self.schemas = dispatcher.schemas()
         self.clock = time.monotonic()
         if settings.max_time:
             self.ctx.deadline = self.clock + settings.max_time
@@ -79,6 +82,8 @@ class Agent:
     def start(self) -> Outcome:
         """Run until the model answers, a limit is hit, or the run pauses for a human."""
         self._set_status("running", "")
+        if not self.settings.model_window and hasattr(self.model, "context_window"):
+            self.context.learn_window(self.model.context_window())
         try:
             self.finish_pending()
             while True:
@@ -102,17 +107,59 @@ class Agent:
         self.execute(self.query())
 
     def query(self) -> Reply:
-        messages = self.context.request(self.ctx.state.get("checkpoint", ""))
         if hasattr(self.ui, "turn"):
             self.ui.turn(self.turns + 1)
-        reply = self.model.complete(messages, self.schemas, on_text=getattr(self.ui, "text", None),
-                                    deadline=self.ctx.deadline)
+        reply = self._complete(self.ctx.state.get("checkpoint", ""))
+        if not reply.estimated_usage:
+            self.context.observe(reply.usage.prompt_tokens)
         self.turns += 1
         self.usage.add(reply.usage)
         self.run.state.update(turns=self.turns, usage=asdict(self.usage))  # for `runs`, saved with the next step
         if hasattr(self.ui, "usage"):
             self.ui.usage(self.usage)
         return reply
+
+    def _complete(self, checkpoint: str) -> Reply:
+        """One model request; refused as too long for the model's context, it is compacted and sent once more."""
+        on_text = getattr(self.ui, "text", None)
+        try:
+            return self.model.complete(self.context.request(checkpoint), self.schemas, on_text=on_text,
+                                       deadline=self.ctx.deadline)
+        except ContextOverflow as err:
+            self.ui.notice(f"{err} Compacting and retrying once.")
+            self.context.overflowed(window=err.window, sent=err.sent, checkpoint=checkpoint)
+        try:
+            return self.model.complete(self.context.request(checkpoint), self.schemas, on_text=on_text,
+                                       deadline=self.ctx.deadline)
+        except ContextOverflow as err:
+            size = self.context.tokens(checkpoint)
+            raise ContextOverflow(f"{err} It was refused again after compacting to about {size:,} tokens. Lower "
+                             "GA_CONTEXT_TOKENS or set GA_MODEL_WINDOW to the model's context, then "
+                             f"python run.py --resume {self.run.id}") from None
+
+    def _summarise(self, messages: list[dict]) -> str:
+        """The side request (no tools) that writes the hand-off note; "" when the model cannot."""
+        try:
+            reply = self.model.complete(messages, [], deadline=self.ctx.deadline)
+        except AgentStop as err:
+            if err.status != "failed":  # a limit or a pause ends the run as usual
+                raise
+            self.ui.notice(f"The summary request failed ({err}); folding old turns without one.")
+            return ""
+        self.usage.add(reply.usage)
+        self.run.append({"type": "summary", "content": reply.content, "usage": asdict(reply.usage)})
+        return "" if reply.tool_calls else reply.content
+
+    def _on_step(self, step: Step) -> None:
+        shown = self.ctx.state.get(SHOWN_RESULTS, {})
+        for call_id in step.forgotten:
+            shown.pop(call_id, None)
+        self.run.save_state()  # masks are saved before the request that shows them: a resume sends the same prefix
+        self.run.append({"type": "context", "before": step.before, "after": step.after, "masked": step.masked,
+                         "folded": step.folded, "budget": self.context.budget})
+        folded = f", folded {step.folded} messages into a hand-off note" if step.folded else ""
+        self.ui.notice(f"context {step.before:,} → {step.after:,} tokens (budget {self.context.budget:,}): "
+                       f"masked {step.masked} old tool results{folded}")
 
     def execute(self, reply: Reply) -> None:
         tidied = tidy(reply, self.dispatcher.specs)
@@ -134,7 +181,8 @@ class Agent:
         self.record(assistant_message(reply), reply.usage)
         if not reply.tool_calls:
             raise Done(reply.content)
-        results = self.dispatcher.dispatch(reply.tool_calls, self.ctx, on_start=self.on_start, on_result=self.on_result)
+        results = self.dispatcher.dispatch(reply.tool_calls, self.ctx, on_start=self.on_start, on_result=self.on_result,
+                                           budget=self.context.turn_budget())
         if tidied.not_run:
             self.record({"role": "user", "content": tidied.not_run})
         self.guard.after_calls(results)
@@ -154,7 +202,8 @@ class Agent:
                     f"This {call.name} call was running when the run stopped; it may or may not have taken effect. "
                     "Check the current state before repeating it.", stage="interrupted"))
             else:
-                self.dispatcher.dispatch([call], self.ctx, on_start=self.on_start, on_result=self.on_result)
+                self.dispatcher.dispatch([call], self.ctx, on_start=self.on_start, on_result=self.on_result,
+                                         budget=self.context.turn_budget())
         if self.answer is not None:
             added = {"role": "user", "content": f"The user adds: {self.answer}"}
             self.record(self.escalation.answered(self.answer) or added, mail=self.answer_mail)
@@ -209,7 +258,7 @@ class Agent:
                          "is_error": result.is_error, "details": result.details})
         self.results[call.id] = {"content": result.content}
         self.tool_calls += 1
-        self.context.add(tool_message(call.id, result.content))
+        self.context.add(tool_message(call.id, result.content), full_output=result.details.get("full_output"))
         if result.details.get("killed") == "interrupted":
             raise KeyboardInterrupt  # Ctrl-C during a program: it was killed and recorded; now the run stops
 

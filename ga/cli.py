@@ -191,7 +191,7 @@ def _continue(args: argparse.Namespace, settings: Settings) -> None:
 
 
 def _empty_result(run_id: str | None, status: str, answer: str) -> dict:
-    usage = {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0}
+    usage = {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0, "cached_tokens": 0}
     return {"run_id": run_id, "status": status, "answer": answer, "usage": usage, "tool_calls": 0}
 
 

@@ -44,8 +44,12 @@ class Settings:
     """Retries of one model request on 408/409/429/5xx and dropped connections."""
     retry_base: float = 1.0
     """First backoff delay in seconds (GA_RETRY_BASE); doubles each retry, capped at 60."""
-    context_tokens: int = 100_000
-    """History budget (GA_CONTEXT_TOKENS): past it, old tool results are elided, then old turns dropped."""
+    context_tokens: int = 32_000
+    """GA_CONTEXT_TOKENS: the working budget each request is kept within (system prompt, tools and history). Past
+    it the tool results of all but the newest turns become one-line stubs; only when stubs and recent turns fill it
+    are old turns folded into a summary. The model's window caps it."""
+    model_window: int = 0
+    """GA_MODEL_WINDOW: the model's context length in tokens; 0 means what the server reports, if it does."""
     stage2_after: int = 3
     """GA_STAGE2_AFTER: consecutive failed tool calls before the model is told to stop retrying, probe the
     environment and switch approach (a repeat of a call that already failed gets there at once); 0: only repeats."""
@@ -105,6 +109,7 @@ _ENV = {
     "retry_base": "GA_RETRY_BASE",
     "retries": "GA_RETRIES",
     "context_tokens": "GA_CONTEXT_TOKENS",
+    "model_window": "GA_MODEL_WINDOW",
     "request_timeout": "GA_REQUEST_TIMEOUT",
     "max_output_tokens": "GA_MAX_OUTPUT_TOKENS",
     "stage2_after": "GA_STAGE2_AFTER",
@@ -149,5 +154,10 @@ def _check_thresholds(s: Settings) -> None:
     for name in ("stage2_after", "stage3_after", "strikes", "repeat_nudge", "repeat_stop", "max_output_tokens"):
         if getattr(s, name) < 0:
             raise ConfigError(f"{_ENV[name]} must be 0 (off) or more")
+    if s.context_tokens < 2_000:  # the system prompt and the tools alone take about 1,300
+        raise ConfigError(f"GA_CONTEXT_TOKENS={s.context_tokens} is too small: give at least 2000 tokens")
+    if s.model_window and s.model_window < 2_000:
+        raise ConfigError(f"GA_MODEL_WINDOW={s.model_window} is too small: give at least 2000 tokens, or 0 "
+                          "for what the server reports")
     if s.stage2_after and s.stage3_after and s.stage3_after <= s.stage2_after:
         raise ConfigError(f"GA_STAGE3_AFTER ({s.stage3_after}) must be larger than GA_STAGE2_AFTER ({s.stage2_after})")

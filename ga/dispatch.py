@@ -17,7 +17,7 @@ from pathlib import Path
 
 from jsonschema import Draft202012Validator
 
-from ga import arguments
+from ga import arguments, tokens
 from ga.config import Settings
 from ga.errors import AgentStop, PermissionDenied, ToolError
 from ga.permissions import SideEffect, check_mode, confine
@@ -28,9 +28,15 @@ from ga.redact import redact, redact_data
 log = logging.getLogger(__name__)
 
 MAX_PARALLEL = 10
-TURN_OUTPUT_CHARS = 50_000
-"""Output budget for all results of one turn; each result gets a share, never less than MIN_RESULT_CHARS."""
-MIN_RESULT_CHARS = 10_000
+TURN_OUTPUT_TOKENS = 12_500
+"""Default budget all results of one turn share, in tokens (about 50,000 characters); the agent sizes it from the
+room its context has left (ga/context.py). Over it, the largest results are cut first."""
+TURN_OUTPUT_CHARS = TURN_OUTPUT_TOKENS * tokens.CHARS_PER_TOKEN
+MARKER_TOKENS = 80
+"""Room kept in a cut result for the line that says what was cut and where the whole is."""
+SHOWN_RESULTS = "shown_results"
+"""ToolContext.state key: {call_id: what a tool remembers of a result the model still sees in full} (file_read's
+unchanged re-reads). The runtime drops an id once that result is cut here, or masked or folded by the context."""
 MAX_EDITS = 5
 """Edits of one call at an approval before it counts as rejected."""
 MAX_CALLS_PER_REPLY = 32
@@ -173,9 +179,14 @@ class Dispatcher:
 
     def dispatch(self, calls: list[ToolCall], ctx: ToolContext,
                  on_start: Callable[[ToolCall, dict], None] | None = None,
-                 on_result: Callable[[ToolCall, ToolResult], None] | None = None) -> list[ToolResult]:
-        """Run the calls of one turn; consecutive concurrency-safe ones together; results in the order asked."""
-        budget = max(MIN_RESULT_CHARS, TURN_OUTPUT_CHARS // max(1, len(calls)))
+                 on_result: Callable[[ToolCall, ToolResult], None] | None = None,
+                 budget: int = TURN_OUTPUT_TOKENS) -> list[ToolResult]:
+        """Run the calls of one turn; consecutive concurrency-safe ones together; results in the order asked.
+
+        All results share `budget` tokens: each group of calls run together gets its part of what is left, its tools
+        are told their share (in characters), and a group over its part has its largest results cut first.
+        """
+        turn = _TurnBudget(left=budget, calls=len(calls))
         prepared = [self._prepare(c) for c in calls]
         results: list[ToolResult] = []
         i = 0
@@ -188,11 +199,14 @@ class Dispatcher:
             for p in group:
                 if on_start:
                     on_start(p.call, p.args)
+            share = turn.share(len(group))
+            chars = max(1_000, share // len(group) * tokens.CHARS_PER_TOKEN)
             if len(group) == 1:
-                outcomes = [self._execute(group[0], ctx, budget)]
+                outcomes = [self._execute(group[0], ctx, chars)]
             else:
                 with ThreadPoolExecutor(max_workers=len(group)) as pool:
-                    outcomes = list(pool.map(lambda p: self._execute(p, ctx, budget), group))
+                    outcomes = list(pool.map(self._execute, group, [ctx] * len(group), [chars] * len(group)))
+            turn.spend(len(group), _fit([p.call.id for p in group], outcomes, share, ctx))
             for p, result in zip(group, outcomes, strict=True):
                 if on_result:
                     on_result(p.call, result)
@@ -221,7 +235,7 @@ class Dispatcher:
     def _execute(self, p: _Prepared, ctx: ToolContext, budget: int) -> ToolResult:
         started = time.perf_counter()
         call_ctx = _for_call(ctx, p.call.id, budget)
-        result = _within_budget(redacted(p.result or self._run(p, call_ctx)), call_ctx)
+        result = redacted(p.result or self._run(p, call_ctx))
         result.details.setdefault("elapsed", round(time.perf_counter() - started, 4))
         return result
 
@@ -303,19 +317,47 @@ def plain_view(args: dict, editable: str | None = None) -> str:
     return "\n\n".join(filter(None, ["\n".join(lines), *blocks]))
 
 
-def _within_budget(result: ToolResult, ctx: ToolContext) -> ToolResult:
-    """Safety net for tools that do not truncate themselves: keep head and tail, save the whole."""
+@dataclass(kw_only=True)
+class _TurnBudget:
+    left: int
+    """Tokens still free for this turn's results."""
+    calls: int
+    """Calls of this turn not run yet."""
+
+    def share(self, n: int) -> int:
+        """The part of what is left for the next n calls (those run next get no more than their count's share)."""
+        return self.left * n // max(1, self.calls)
+
+    def spend(self, n: int, used: int) -> None:
+        self.left, self.calls = max(0, self.left - used), self.calls - n
+
+
+def _fit(ids: list[str], results: list[ToolResult], budget: int, ctx: ToolContext) -> int:
+    """Cut the largest of one group's results until the group is within `budget` tokens; the tokens used."""
+    sizes = [tokens.estimate(r.content) for r in results]
+    allowed = tokens.shares(sizes, budget)
+    for call_id, result, size, keep in zip(ids, results, sizes, allowed, strict=True):
+        if keep < size:
+            _cut(result, keep, _for_call(ctx, call_id, 0))
+    return sum(tokens.estimate(r.content) for r in results)
+
+
+def _cut(result: ToolResult, budget: int, ctx: ToolContext) -> None:
+    """Keep whole lines from the start and the end within `budget` tokens; save the whole; say how to get it."""
     text = result.content
-    if len(text) <= ctx.output_budget:
-        return result
-    head, tail = text[: ctx.output_budget // 2], text[-ctx.output_budget // 2:]
-    cut = len(text) - len(head) - len(tail)
+    head, tail = tokens.clip(text, max(0, budget - MARKER_TOKENS))
+    cut, start = text[len(head):len(text) - len(tail)], head.count("\n") + 1
+    if head and not head.endswith("\n"):  # a line too long to keep whole was cut inside
+        head += "\n"
     try:
         path = ctx.save_output(f"{ctx.call_id or 'result'}.txt", text)
     except OSError as e:  # a full disk must not lose the result itself
-        where = f"the full output could not be saved ({e.strerror or e})"
+        where = f"the whole result could not be saved ({e.strerror or e})"
     else:
-        where = f"full output: {path} — read it with file_read"
-        result.details["full_output"] = str(path)
-    result.content = f"{head}\n[… {cut} chars cut; {where}]\n{tail}"
-    return result
+        where = f"the whole result: {path} — file_read it with start={start}"
+        result.details.setdefault("full_output", str(path))
+        result.details["cut_output"] = str(path)
+    lines = cut.count("\n") + (not cut.endswith("\n") and bool(cut))
+    result.content = (f"{head}[… {len(cut):,} chars ({lines:,} lines) cut to fit this turn's output budget; "
+                      f"{where}]" + (f"\n{tail}" if tail else ""))
+    ctx.state.get(SHOWN_RESULTS, {}).pop(ctx.call_id, None)

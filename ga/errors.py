@@ -22,6 +22,17 @@ class AgentStop(Exception):
     exit_code = 1
 
 
+class ContextOverflow(AgentStop):
+    """The server refused a request as longer than the model's context: the loop compacts and retries once."""
+
+    def __init__(self, message: str, *, window: int | None = None, sent: int | None = None):
+        super().__init__(message)
+        self.window = window
+        """The model's context in the server's tokens, when the error says."""
+        self.sent = sent
+        """The request's size in the server's tokens, when the error says."""
+
+
 class Paused(AgentStop):
     """The run waits for a human (autonomous mode): resume with --resume RUN_ID --answer."""
 

@@ -22,12 +22,32 @@ _FAULT_MESSAGES = {
 }
 
 
+def prompt_tokens(request: dict) -> int:
+    """The fake's own token count of a request (its "tokenizer": chars/4 of the JSON it was sent)."""
+    return len(json.dumps(request.get("messages", [])) + json.dumps(request.get("tools", []))) // 4
+
+
+def context_length_error(flavour: str, window: int, sent: int) -> dict:
+    """The 400 body real servers send for a request longer than the model's context."""
+    if flavour == "llama.cpp":
+        return {"error": {"code": 400, "message": "the request exceeds the available context size, try increasing it",
+                          "type": "exceed_context_size_error", "n_prompt_tokens": sent, "n_ctx": window}}
+    if flavour == "vllm":
+        return {"object": "error", "type": "BadRequestError", "param": None, "code": 400,
+                "message": f"This model's maximum context length is {window} tokens. However, you requested {sent} "
+                           f"tokens ({sent} in the messages, 0 in the completion). Please reduce the length of the "
+                           "messages or completion."}
+    return {"error": {"message": f"This model's maximum context length is {window} tokens. However, your messages "
+                                 f"resulted in {sent} tokens. Please reduce the length of the messages.",
+                      "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}
+
+
 def step_usage(step: dict, request: dict) -> dict | None:
     if step.get("usage") is False:
         return None
     reply_text = step["content"] + "".join(json.dumps(c["arguments"]) for c in step["tool_calls"])
     usage = {
-        "prompt_tokens": len(json.dumps(request.get("messages", [])) + json.dumps(request.get("tools", []))) // 4,
+        "prompt_tokens": prompt_tokens(request),
         "completion_tokens": max(1, len(reply_text) // 4),
         **(step.get("usage") or {}),
     }
@@ -58,10 +78,12 @@ def _chunks(step: dict, request: dict, cut: bool = False) -> Iterator[dict]:
                 yield {"tool_calls": [{"index": i, "function": {"arguments": pieces[round_]}}]}
     if cut:
         return
-    yield {"finish_reason": step["finish_reason"]}
     usage = step_usage(step, request)
-    if usage and (request.get("stream_options") or {}).get("include_usage"):
-        yield {"usage": usage}
+    sends_usage = usage and (request.get("stream_options") or {}).get("include_usage")
+    timings = {"timings": step["timings"]} if step.get("timings") else {}
+    yield {"finish_reason": step["finish_reason"], **({} if sends_usage else timings)}
+    if sends_usage:
+        yield {"usage": usage, **timings}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -77,7 +99,10 @@ class _Handler(BaseHTTPRequestHandler):
         if path == "/health":
             self._send_json(200, {"status": "ok"})
         elif path in ("/v1/models", "/models"):
-            self._send_json(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
+            model: dict = {"id": "scripted", "object": "model"}
+            if self.server.window:
+                model["max_model_len"] = self.server.window  # as vLLM reports it
+            self._send_json(200, {"object": "list", "data": [model]})
         else:
             self._send_error(404, f"no route {self.path}")
 
@@ -90,6 +115,11 @@ class _Handler(BaseHTTPRequestHandler):
             request = json.loads(raw)
         except ValueError:
             self._send_error(400, "request body is not JSON")
+            return
+        window = self.server.window
+        if window and prompt_tokens(request) > window:  # refused before any step is used, as a real server does
+            self.server.script.refuse(request)
+            self._send_json(400, context_length_error(self.server.flavour, window, prompt_tokens(request)))
             return
         step = self.server.script.take(request)
         if step is None:
@@ -111,6 +141,9 @@ class _Handler(BaseHTTPRequestHandler):
         elif fault.startswith("reject_") and fault.removeprefix("reject_") in request:
             param = fault.removeprefix("reject_")
             self._send_error(400, f"Unrecognized request argument supplied: {param}", param=param)
+        elif fault == "context_length":
+            body = context_length_error(step.get("flavour", "openai"), step.get("window", 4096), prompt_tokens(request))
+            self._send_json(400, body)
         elif fault == "drop" or (fault == "cut" and not stream):
             self.close_connection = True
         elif fault in _BROKEN:
@@ -181,6 +214,8 @@ class _Handler(BaseHTTPRequestHandler):
             ]
         choice = {"index": 0, "message": message, "finish_reason": step["finish_reason"]}
         body = {**self._envelope(request, "chat.completion"), "choices": [choice]}
+        if step.get("timings"):
+            body["timings"] = step["timings"]
         usage = step_usage(step, request)
         return {**body, "usage": usage} if usage else body
 
@@ -188,11 +223,12 @@ class _Handler(BaseHTTPRequestHandler):
         base = self._envelope(request, "chat.completion.chunk")
         events = []
         for part in _chunks(step, request, cut):
+            extra = {"timings": part.pop("timings")} if "timings" in part else {}
             if "usage" in part:
-                chunk = {**base, "choices": [], "usage": part["usage"]}
+                chunk = {**base, "choices": [], "usage": part["usage"], **extra}
             else:
                 finish = part.pop("finish_reason", None)
-                chunk = {**base, "choices": [{"index": 0, "delta": part, "finish_reason": finish}]}
+                chunk = {**base, "choices": [{"index": 0, "delta": part, "finish_reason": finish}], **extra}
             events.append(json.dumps(chunk))
         # cut: no [DONE] and no terminating chunk, so the client sees a broken body
         self._send_events(events if cut else [*events, "[DONE]"], cut=cut)
@@ -274,6 +310,10 @@ class ChatServer(ThreadingHTTPServer):
 
     daemon_threads = True
     script: Any
+    window = 0
+    """The model's context in the fake's tokens: longer requests are refused (0: no limit); /v1/models reports it."""
+    flavour = "llama.cpp"
+    """Whose context-length error a refused request gets: openai, llama.cpp or vllm."""
 
     def __init__(self, address: tuple[str, int]):
         super().__init__(address, _Handler)

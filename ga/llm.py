@@ -7,6 +7,7 @@ import json
 import logging
 import math
 import random
+import re
 import time
 from collections.abc import Callable, Mapping
 from datetime import timezone
@@ -15,7 +16,7 @@ import openai
 
 from ga.config import Settings
 from ga.encoding import scrub
-from ga.errors import LimitReached, ModelError, ServerUnreachable
+from ga.errors import ContextOverflow, LimitReached, ModelError, ServerUnreachable
 from ga.llm_http import MAX_REPLY_BYTES, BodyGuard, DeadlinePassed, http_client
 from ga.llm_stream import IncompleteReply, ReplyBuilder
 from ga.protocols import Reply
@@ -33,6 +34,28 @@ _BROKEN = (openai.APIError, IncompleteReply, DeadlinePassed, json.JSONDecodeErro
 """What a failed attempt raises: the SDK's errors, and a 200 reply whose body is not a reply."""
 
 _RETRYABLE_WORDS = {408: "request timeout", 409: "conflict", 429: "rate limited"}
+
+
+_OVERFLOW = re.compile(r"context_length_exceeded|exceed_context_size|maximum context length|context (?:size|window)|"
+                       r"prompt is too long|input is too long|too many (?:input )?tokens", re.IGNORECASE)
+_WINDOW = re.compile(r"maximum context length is (\d+)|context (?:size|window|length)(?: is| of)? (\d+)", re.IGNORECASE)
+_SENT = re.compile(r"(?:resulted in|requested|you have|prompt has|contains) (\d+) tokens", re.IGNORECASE)
+_WINDOW_FIELDS = ("max_model_len", "context_length", "context_window", "max_context_length", "n_ctx")
+
+
+def context_overflow(err: openai.APIStatusError) -> ContextOverflow | None:
+    """The server's "request too long for the context" refusal (OpenAI, vLLM, llama.cpp and kin), else None."""
+    if err.status_code not in (400, 413, 422):
+        return None
+    body = err.body if isinstance(err.body, Mapping) else {}
+    text = f"{err.message} {body.get('code', '')} {body.get('type', '')}"
+    if not _OVERFLOW.search(text):
+        return None
+    number = (lambda m: int(next(g for g in m.groups() if g)) if m else None)  # noqa: E731
+    window = body.get("n_ctx") if isinstance(body.get("n_ctx"), int) else number(_WINDOW.search(text))
+    sent = body.get("n_prompt_tokens") if isinstance(body.get("n_prompt_tokens"), int) else number(_SENT.search(text))
+    return ContextOverflow(f"The server refused the request as too long for the model's context: "
+                           f"{_server_message(err)}", window=window, sent=sent)
 
 
 def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
@@ -63,6 +86,10 @@ def backoff_delay(attempt: int, base: float, retry_after: float | None = None) -
     if retry_after is not None:
         return min(MAX_DELAY, retry_after)
     return min(MAX_DELAY, base * 2 ** (attempt - 1) * random.uniform(0.8, 1.2))
+
+
+def _root(base_url: str) -> str:
+    return base_url.removesuffix("/v1")
 
 
 def _server_message(err: openai.APIStatusError) -> str:
@@ -205,6 +232,8 @@ class OpenAIModel:
         """(short reason, detail, server's Retry-After) of a failure worth retrying; raises ModelError otherwise."""
         if isinstance(err, openai.APIStatusError):
             status = err.status_code
+            if overflow := context_overflow(err):
+                raise overflow from None
             if status not in _RETRYABLE_WORDS and status < 500:
                 raise ModelError(self._refusal(err)) from None
             reason = f"{status} {_RETRYABLE_WORDS.get(status, 'server error')}"
@@ -232,6 +261,26 @@ class OpenAIModel:
                 f"(OPENAI_BASE_URL: {self._base_url()}; most servers expect it to end in /v1)."
             )
         return message
+
+    def context_window(self) -> int | None:
+        """The model's context length as the server reports it (vLLM's max_model_len, OpenRouter's context_length,
+        llama.cpp's n_ctx from /props), or None when it does not say."""
+        try:
+            listed = self.client.with_options(timeout=10).models.list().data
+        except (openai.APIError, ValueError):
+            return None
+        entry = next((m for m in listed if m.id == self.settings.model), listed[0] if len(listed) == 1 else None)
+        extra = (entry.model_extra or {}) if entry is not None else {}
+        for name in _WINDOW_FIELDS:
+            if isinstance(extra.get(name), int) and extra[name] > 0:
+                return extra[name]
+        if isinstance((extra.get("meta") or {}).get("n_ctx_train"), int):  # llama.cpp: the server's own n_ctx
+            try:
+                props = self.client.with_options(timeout=10).get(_root(self._base_url()) + "/props", cast_to=object)
+                return int(props["default_generation_settings"]["n_ctx"])
+            except (openai.APIError, KeyError, TypeError, ValueError):
+                return extra["meta"]["n_ctx_train"]
+        return None
 
     def _wait(self, reason: str, delay: float, next_attempt: int, attempts: int) -> None:
         notice = f"{reason}; retrying in {delay:.1f} s (attempt {next_attempt}/{attempts})"

@@ -2,51 +2,44 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ga.protocols import Reply, ToolCall, Usage
+from ga.tokens import estimate, request_tokens
 
 log = logging.getLogger(__name__)
-
-_TOKENIZER_CHUNK = 20_000
-"""Characters per tokenizer call: bpe-openai refuses very long strings."""
 
 
 class IncompleteReply(Exception):
     """The server's reply ended before it was complete (a broken stream): the request is retried as a whole."""
 
 
-@functools.lru_cache(maxsize=1)
-def _encoding() -> Any:
-    try:
-        with warnings.catch_warnings():  # its resource loading is deprecated in 3.11+, not our concern
-            warnings.simplefilter("ignore", DeprecationWarning)
-            import bpe_openai
-
-            encoding = bpe_openai.get_encoding("o200k_base")
-            encoding.encode("load the tables now")
-            return encoding
-    except Exception:  # any failure to load just means the chars/4 estimate
-        log.debug("bpe-openai unavailable; estimating tokens as chars/4")
-        return None
+def _field(obj: Any, name: str) -> Any:
+    """A field of an SDK object or a plain dict (extra fields a server adds arrive either way)."""
+    if isinstance(obj, dict):
+        return obj.get(name)
+    value = getattr(obj, name, None)
+    if value is None:
+        value = (getattr(obj, "model_extra", None) or {}).get(name)
+    return value
 
 
-def estimate_tokens(text: str) -> int:
-    """Token count of text (o200k_base when bpe-openai is installed, else chars/4)."""
-    encoding = _encoding()
-    if encoding is not None:
-        try:
-            encode = getattr(encoding, "encode_ordinary", encoding.encode)
-            return sum(len(encode(text[i : i + _TOKENIZER_CHUNK])) for i in range(0, len(text), _TOKENIZER_CHUNK))
-        except Exception:
-            log.debug("tokenizer failed on %d chars; falling back to chars/4", len(text))
-    return -(-len(text) // 4)
+def cached_tokens(usage: Any, timings: Any = None) -> int:
+    """Prompt tokens the server served from its cache: OpenAI's prompt_tokens_details.cached_tokens, DeepSeek's
+    prompt_cache_hit_tokens, or llama.cpp's timings (cache_n, or the prompt tokens it did not have to process)."""
+    details = _field(usage, "prompt_tokens_details")
+    for value in (_field(details, "cached_tokens") if details is not None else None,
+                  _field(usage, "prompt_cache_hit_tokens"), _field(timings, "cache_n")):
+        if isinstance(value, int) and value >= 0:
+            return value
+    prompt, processed = _field(usage, "prompt_tokens"), _field(timings, "prompt_n")
+    if isinstance(prompt, int) and isinstance(processed, int) and 0 <= processed <= prompt:
+        return prompt - processed
+    return 0
 
 
 def arguments_text(arguments: object) -> str:
@@ -75,11 +68,13 @@ class ReplyBuilder:
         self._finish_reason: str | None = None
         self._usage: Any = None
         self._choices = 0
+        self._timings: Any = None
         self.chunks = 0
 
     def add_chunk(self, chunk: Any) -> None:
         self.chunks += 1
         self._usage = getattr(chunk, "usage", None) or self._usage
+        self._timings = _field(chunk, "timings") or self._timings
         for choice in getattr(chunk, "choices", None) or []:
             if (getattr(choice, "index", 0) or 0) != 0:
                 continue
@@ -99,6 +94,7 @@ class ReplyBuilder:
         # A whole message is one big delta whose calls are keyed by position.
         self._add_delta(message, positional=True)
         self._usage = getattr(completion, "usage", None)
+        self._timings = _field(completion, "timings")
         self._finish_reason = getattr(choices[0], "finish_reason", None) or ("tool_calls" if calls else "stop")
 
     def _add_delta(self, delta: Any, positional: bool = False) -> None:
@@ -155,8 +151,9 @@ class ReplyBuilder:
         prompt = getattr(self._usage, "prompt_tokens", None)
         completion = getattr(self._usage, "completion_tokens", None)
         estimated = prompt is None or completion is None
+        cached = 0 if estimated else cached_tokens(self._usage, self._timings)
         if estimated:
-            prompt = estimate_tokens(json.dumps(messages, ensure_ascii=False) + json.dumps(tools, ensure_ascii=False))
-            completion = estimate_tokens(content + "".join(c.name + str(c.arguments) for c in calls))
-        usage = Usage(requests=1, prompt_tokens=prompt, completion_tokens=completion)
+            prompt = request_tokens(messages, tools)
+            completion = estimate(content + "".join(c.name + str(c.arguments) for c in calls))
+        usage = Usage(requests=1, prompt_tokens=prompt, completion_tokens=completion, cached_tokens=cached)
         return Reply(content=content, tool_calls=calls, finish_reason=finish, usage=usage, estimated_usage=estimated)

@@ -20,11 +20,14 @@ class Usage:
     requests: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0
+    """Prompt tokens the server read from its prompt cache (a part of prompt_tokens), when it says so."""
 
     def add(self, other: Usage) -> None:
         self.requests += other.requests
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
+        self.cached_tokens += other.cached_tokens
 
     @property
     def total(self) -> int:

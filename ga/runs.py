@@ -175,6 +175,8 @@ class Run:
             if kind == "message":
                 h.messages.append(event["message"])
                 h.usage.add(Usage(**event.get("usage", {})))
+            elif kind == "summary":  # the context's side request: real spend
+                h.usage.add(Usage(**event.get("usage", {})))
             elif kind == "call_start":
                 h.started.add(event["id"])
             elif kind == "result":

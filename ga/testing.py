@@ -11,6 +11,7 @@ A script is a list of steps, one per request:
      "retry_after": 1,             # Retry-After header sent with a status fault
      "size": 100_000_000,          # bytes of text a "huge" reply carries
      "interval": 2,                # seconds between the keep-alives of a "keepalive" fault
+     "timings": {"prompt_n": 5},   # llama.cpp's timings object, sent with the reply
      "delay": 0.5}                 # seconds to wait before answering
 
 Faults (server only): a status ("500", "429", "401", ...) answers it with an OpenAI-style error body; "drop"
@@ -22,7 +23,11 @@ stream=true) and stays in place likewise. Broken 200 replies: "truncated_json" (
 chunk, cut in half), "bad_sse" (an HTML error page as the body, or as a `data:` line), "no_choices" (an empty
 `choices` list), "huge" (`size` bytes of text). Hangs: "silent" accepts and never answers; "keepalive" sends
 the headers, then an SSE comment (a space without streaming) every `interval` seconds, and never a reply.
-Every fault but reject_ and no_stream consumes its step.
+"context_length" answers 400 as a server refusing a request longer than its
+context ("flavour": "openai" | "llama.cpp" | "vllm", "window": N). Every fault but reject_ and no_stream
+consumes its step. ScriptedServer(steps, window=N) refuses every request longer than N of its tokens (chars/4
+of the request JSON) the way llama.cpp does, without using a step (counted in `refused`), and reports N on
+GET /v1/models.
 Past the last step: HTTP 500, and assert_complete fails.
 
 Try ga without a model:  python -m ga.testing script.json [--port N]
@@ -66,6 +71,7 @@ class _Script:
         self._steps: deque[dict] = deque()
         self.requests: list[dict] = []
         self._served = 0
+        self.refused = 0
         self.exhausted = ""
         self._lock = threading.Lock()
         self.add(steps)
@@ -89,6 +95,12 @@ class _Script:
                 return self._steps[0]
             self._served += 1
             return self._steps.popleft()
+
+    def refuse(self, request: dict) -> None:
+        """Record a request the server refused for its length (no step is used)."""
+        with self._lock:
+            self.requests.append(request)
+            self.refused += 1
 
     def assert_complete(self) -> None:
         with self._lock:
@@ -147,10 +159,16 @@ class ScriptedModel(_Scripted):
 class ScriptedServer(_Scripted):
     """A real OpenAI-compatible HTTP server on 127.0.0.1 answering from a script. Use as a context manager."""
 
-    def __init__(self, steps: Iterable[dict] = (), *, port: int = 0):
+    def __init__(self, steps: Iterable[dict] = (), *, port: int = 0, window: int = 0, flavour: str = "llama.cpp"):
         self._script = _Script(steps)
         self._port = port
+        self._window, self._flavour = window, flavour
         self._httpd: ChatServer | None = None
+
+    @property
+    def refused(self) -> int:
+        """Requests refused as longer than the window."""
+        return self._script.refused
 
     @property
     def url(self) -> str:
@@ -161,6 +179,7 @@ class ScriptedServer(_Scripted):
     def start(self) -> ScriptedServer:
         self._httpd = ChatServer(("127.0.0.1", self._port))
         self._httpd.script = self._script
+        self._httpd.window, self._httpd.flavour = self._window, self._flavour
         threading.Thread(target=self._httpd.serve_forever, name="scripted-server", daemon=True).start()
         return self
 
@@ -185,10 +204,12 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m ga.testing", description="Serve a scripted model over HTTP.")
     parser.add_argument("script", help="JSON file: a list of steps (see ga/testing.py)")
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free port)")
+    parser.add_argument("--window", type=int, default=0,
+                        help="refuse requests longer than N tokens (chars/4), as llama.cpp does, and report N")
     args = parser.parse_args(argv)
     with open(args.script, encoding="utf-8") as f:
         steps = json.load(f)
-    with ScriptedServer(steps, port=args.port) as server:
+    with ScriptedServer(steps, port=args.port, window=args.window) as server:
         print(f"scripted model at {server.url} ({len(steps)} steps); try:", flush=True)
         print(f'  OPENAI_BASE_URL={server.url} OPENAI_API_KEY=test GA_MODEL=scripted python run.py "hello"', flush=True)
         try:

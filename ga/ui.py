@@ -144,8 +144,9 @@ class Terminal:
             self._print(Text(text, style="dim"))
         if self._usage is not None:
             u, self._usage = self._usage, None
-            self._print(Text(f"· turn {u.requests} · {u.prompt_tokens:,} in / {u.completion_tokens:,} out tokens",
-                             style="dim"))
+            cached = f" ({u.cached_tokens:,} cached)" if u.cached_tokens else ""
+            self._print(Text(f"· turn {u.requests} · {u.prompt_tokens:,} in{cached} / {u.completion_tokens:,} out "
+                             "tokens", style="dim"))
 
     # tools
 

@@ -35,8 +35,8 @@ def ga(args: list[str], server, home, cwd, timeout: float = 60, **extra) -> subp
                           capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
 
 
-def ga_background(args: list[str], server, home, cwd) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, RUN_PY, *args], cwd=cwd, env=ga_env(server, home),
+def ga_background(args: list[str], server, home, cwd, **extra: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, RUN_PY, *args], cwd=cwd, env=ga_env(server, home, **extra),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
 
 

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import BinaryIO
 
-from ga.dispatch import ToolContext, ToolResult, ToolSpec
+from ga.dispatch import SHOWN_RESULTS, ToolContext, ToolResult, ToolSpec
 from ga.errors import ToolError
 from ga.permissions import SideEffect
 from tools import fileio
@@ -195,7 +197,26 @@ def _read(place: Place, args: dict, ctx: ToolContext) -> ToolResult:
             content, details = _read_text(f, path, args, ctx.output_budget)
     # the stamp from before reading: a change made while we read makes a later patch refuse, never slip through
     fileio.remember(ctx, real, [info.st_mtime_ns, info.st_size])
-    return ToolResult(content=content, details={"path": str(real), **details})
+    return _unchanged(ctx, real, path, content, details) or ToolResult(content=content,
+                                                                        details={"path": str(real), **details})
+
+
+def _unchanged(ctx: ToolContext, real: Path, shown: str, content: str, details: dict) -> ToolResult | None:
+    """The same lines, unchanged, as an earlier read whose result the model still has in full: a short stub naming
+    it instead of the lines again. The runtime forgets a result once it is cut, masked or folded away."""
+    if len(content) < 400:  # the stub would be no shorter
+        return None
+    key = hashlib.sha1(f"{real}\0{content}".encode("utf-8", "replace")).hexdigest()[:16]
+    results = ctx.state.setdefault(SHOWN_RESULTS, {})
+    earlier = next((call_id for call_id, seen in results.items() if seen == key and call_id != ctx.call_id), None)
+    if earlier is None:
+        if ctx.call_id:
+            results[ctx.call_id] = key
+        return None
+    first, last = details.get("shown", ["?", "?"])
+    return ToolResult(content=f"[unchanged: lines {first}-{last} of {shown} are exactly what your earlier read "
+                              f"returned (call {earlier}), and that result is still above. Use it, or read other "
+                              "lines.]", details={"path": str(real), **details, "unchanged_since": earlier})
 
 
 SPEC = ToolSpec(

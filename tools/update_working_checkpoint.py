@@ -5,11 +5,7 @@ from __future__ import annotations
 from ga.dispatch import ToolContext, ToolResult, ToolSpec
 from ga.errors import ToolError
 from ga.permissions import SideEffect
-
-
-def token_count(text: str) -> int:
-    # the same ~4 chars a token as the context budget, but never fewer tokens than words
-    return max(len(text) // 4, len(text.split()))
+from ga.tokens import estimate as token_count
 
 
 def update_checkpoint(args: dict, ctx: ToolContext) -> ToolResult:

@@ -15,12 +15,12 @@ from ga.dispatch import Dispatcher, ToolResult, ToolSpec
 from ga.human import answer_result, candidates_of
 from ga.permissions import SideEffect
 from ga.prompts import render
-from ga.protocols import ToolCall
+from ga.protocols import Reply, ToolCall, Usage
 from ga.runs import Run
 from ga.testing import ScriptedModel, tool_call
 from ga.turns import unique_ids
 from tests.conftest import ScriptedTerminal
-from tools import ask_user, code_run, update_working_checkpoint
+from tools import ask_user, code_run, file_read, update_working_checkpoint
 
 COUNTER = {"type": "object", "properties": {}, "additionalProperties": False}
 
@@ -58,18 +58,75 @@ def test_a_reply_without_tool_calls_is_the_answer(settings):
 
 
 def test_the_checkpoint_is_shown_every_turn_and_survives_compaction(settings):
-    settings.context_tokens = 1_500
+    settings.context_tokens = 4_000
+    calls = []
+    big = ToolSpec(name="big", description="", parameters=COUNTER, side_effect=SideEffect.READ_ONLY,
+                   run=lambda args, ctx: calls.append(1) or ToolResult(
+                       content="".join(f"call {len(calls)} row {i}: some data\n" for i in range(120))))
     steps = [{"tool_calls": [tool_call("update_working_checkpoint", key_info="GOAL-MARKER")]}]
-    steps += [{"content": f"thinking {i} " + "x" * 1_500, "tool_calls": [tool_call("ask_user", question="?")]}
-              for i in range(8)]
+    steps += [{"content": f"thinking {i}", "tool_calls": [tool_call("big")]} for i in range(12)]
     steps += [{"content": "done"}]
-    outcome, model, _ = start(settings, steps, interactive=True, answers=["go on"] * 8)
+    outcome, model, _ = start(settings, steps, extra=[big])
     assert outcome.status == "done"
     last = model.requests[-1]["messages"]
     assert "GOAL-MARKER" in last[-1]["content"]
     assert last[1]["content"].endswith("\n\nthe task")
-    assert any("dropped to fit the context" in str(m.get("content")) for m in last)
-    assert sum(len(json.dumps(m)) for m in last) // 4 < 1_500
+    stubs = [str(m.get("content")) for m in last if str(m.get("content")).startswith("[old result masked")]
+    assert stubs and all("· big" in stub for stub in stubs)
+    assert all(r["messages"][1]["content"].endswith("\n\nthe task") for r in model.requests)
+    assert all(len(json.dumps(r)) // 4 <= 4_000 for r in model.requests)  # the model's own count
+
+
+def test_a_re_read_is_a_stub_until_the_earlier_result_is_masked(settings, workspace):
+    settings.context_tokens = 3_500
+    for name in ("notes", "a", "b", "c", "d", "e", "f"):
+        (workspace / f"{name}.txt").write_text("".join(f"{name} row {i}: some data\n" for i in range(1, 301)))
+    reads = ["notes", "notes", "a", "b", "c", "d", "e", "f", "notes"]
+    steps = [{"tool_calls": [tool_call("file_read", path=f"{n}.txt", count=60)]} for n in reads] + [{"content": "ok"}]
+    outcome, model, _ = start(settings, steps, extra=[file_read.SPEC])
+    assert outcome.status == "done"
+    results = [m for m in model.requests[-1]["messages"] if m["role"] == "tool"]
+    assert "[unchanged: lines 1-60 of notes.txt" in json.dumps(model.requests[2]["messages"][-1])
+    assert "(call call_1_0)" in model.requests[2]["messages"][-1]["content"]
+    assert results[0]["content"].startswith("[old result masked")  # the first read was masked...
+    assert "60|notes row 60" in results[-1]["content"]  # ...so the last read is a real one
+
+
+class SummarisingModel(ScriptedModel):
+    """A scripted model that also answers the context's summary request (the one without tools)."""
+
+    def __init__(self, steps, note):
+        super().__init__(steps)
+        self.note, self.summary_requests = note, []
+
+    def complete(self, messages, tools, on_text=None, deadline=None):
+        if tools:
+            return super().complete(messages, tools, on_text, deadline=deadline)
+        self.summary_requests.append(messages)
+        return Reply(content=self.note, usage=Usage(requests=1, prompt_tokens=500, completion_tokens=50))
+
+
+def test_when_masking_is_not_enough_old_turns_are_folded_into_the_models_hand_off(settings):
+    settings.context_tokens = 2_000
+    calls = []
+    note = "## Goal\nCount the rows.\n## Progress\n- 17 files counted, total 4711"
+    big = ToolSpec(name="big", description="", parameters=COUNTER, side_effect=SideEffect.READ_ONLY,
+                   run=lambda args, ctx: calls.append(1) or ToolResult(
+                       content="".join(f"call {len(calls)} row {i}: some data\n" for i in range(30))))
+    steps = [{"tool_calls": [tool_call("big")]} for _ in range(40)] + [{"content": "4711"}]
+    model = SummarisingModel(steps, note)
+    run = Run.create(settings.runs_dir, "the task", {})
+    agent = Agent(settings=settings, model=model, dispatcher=Dispatcher([big]), run=run, ui=ScriptedTerminal(),
+                  interactive=False)
+    outcome = agent.start()
+    assert outcome.status == "done" and model.summary_requests
+    last = model.requests[-1]["messages"]
+    assert last[1]["content"].endswith("\n\nthe task") and note in last[2]["content"]
+    assert all(len(json.dumps(r)) // 4 <= 2_000 for r in model.requests)
+    summaries = [e for e in run.events() if e["type"] == "summary"]
+    assert len(summaries) == len(model.summary_requests)
+    assert outcome.usage.requests == len(model.requests) + len(summaries)  # the side requests are counted...
+    assert Run.open(settings.runs_dir, run.id).history().usage == outcome.usage  # ...and so after a resume
 
 
 def test_a_length_cut_tool_call_is_not_run_and_the_model_is_told(settings):

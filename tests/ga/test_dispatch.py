@@ -7,7 +7,8 @@ import threading
 
 import pytest
 
-from ga.dispatch import Dispatcher, ToolResult, ToolSpec
+from ga import tokens
+from ga.dispatch import MARKER_TOKENS, SHOWN_RESULTS, TURN_OUTPUT_TOKENS, Dispatcher, ToolResult, ToolSpec
 from ga.errors import ToolError
 from ga.permissions import SideEffect
 from ga.protocols import ToolCall
@@ -188,11 +189,64 @@ def test_output_over_budget_is_cut_and_saved_whole(make_ctx):
         assert f.read() == big
 
 
+def sized(args: dict, ctx) -> ToolResult:
+    """A result of args["n"] lines, each naming its call."""
+    return ToolResult(content="".join(f"{ctx.call_id} line {i}: some output text\n" for i in range(args["n"])))
+
+
+def test_fifty_parallel_results_share_one_turn_budget(make_ctx):
+    ctx = make_ctx()
+    calls = [call("echo", json.dumps({"n": 1_000}), i) for i in range(50)]  # 50 results of about 40k chars each
+    results = Dispatcher([spec(run=sized)]).dispatch(calls, ctx)
+    total = sum(tokens.estimate(r.content) for r in results)
+    assert total <= TURN_OUTPUT_TOKENS and sum(len(r.content) for r in results) < 60_000
+    for i, r in enumerate(results):  # each cut keeps whole lines and says where the rest is
+        assert r.content.startswith(f"c{i} line 0: some output text\n") and "cut to fit this turn's output" in r.content
+        with open(r.details["full_output"]) as f:
+            assert f.read() == sized({"n": 1_000}, ctx.__class__(**{**ctx.__dict__, "call_id": f"c{i}"})).content
+
+
+def test_the_largest_results_are_cut_first(make_ctx):
+    sizes = [5, 3_000, 10, 800, 40]
+    calls = [call("echo", json.dumps({"n": n}), i) for i, n in enumerate(sizes)]
+    results = Dispatcher([spec(run=sized)]).dispatch(calls, make_ctx(), budget=6_000)
+    whole = [n for n, r in zip(sizes, results, strict=True) if "cut to fit" not in r.content]
+    assert whole == [5, 10, 40]  # the small ones untouched, the two largest cut to the same level
+    cut = [tokens.estimate(r.content) for r in results if "cut to fit" in r.content]
+    assert abs(cut[0] - cut[1]) < 30 and sum(tokens.estimate(r.content) for r in results) <= 6_000
+
+
+def test_sequential_calls_share_the_budget_and_a_cut_names_the_line_to_continue(make_ctx):
+    ctx = make_ctx()
+    calls = [call("w", json.dumps({"n": 2_000}), i) for i in range(3)]  # writes run one at a time
+    results = Dispatcher([spec("w", SideEffect.WRITE, run=sized)]).dispatch(calls, ctx, budget=3_000)
+    assert sum(tokens.estimate(r.content) for r in results) <= 3_000
+    marker = next(line for line in results[0].content.splitlines() if "cut to fit" in line)
+    start = int(marker.rsplit("start=", 1)[1].rstrip("]"))
+    shown_lines = results[0].content.split("[…")[0].count("\n")
+    assert start == shown_lines + 1
+    with open(results[0].details["full_output"]) as f:
+        assert f.read().splitlines()[start - 1] == f"c0 line {start - 1}: some output text"
+
+
+def test_a_cut_result_is_no_longer_a_result_shown_in_full(make_ctx):
+    ctx = make_ctx()
+    ctx.state[SHOWN_RESULTS] = {"c0": "key-a", "c1": "key-b"}
+    calls = [call("echo", json.dumps({"n": 5_000}), 0), call("echo", json.dumps({"n": 3}), 1)]
+    Dispatcher([spec(run=sized)]).dispatch(calls, ctx, budget=2_000)
+    assert ctx.state[SHOWN_RESULTS] == {"c1": "key-b"}
+
+
+def test_a_tiny_budget_still_says_where_everything_is(make_ctx):
+    results = Dispatcher([spec(run=sized)]).dispatch([call("echo", json.dumps({"n": 500}))], make_ctx(), budget=50)
+    assert "cut to fit" in results[0].content and tokens.estimate(results[0].content) <= 50 + MARKER_TOKENS
+
+
 def test_checkpoint_too_long_states_size_and_limit(make_ctx):
     ctx = make_ctx()
     d = Dispatcher([update_working_checkpoint.SPEC])
     result = one(d, ctx, "update_working_checkpoint", json.dumps({"key_info": "word " * 400}))
-    assert result.is_error and "about 499 tokens" in result.content and "limit is 200" in result.content
+    assert result.is_error and "about 400 tokens" in result.content and "limit is 200" in result.content
     assert "checkpoint" not in ctx.state
     assert not one(d, ctx, "update_working_checkpoint", '{"key_info": "goal: ship"}').is_error
     assert ctx.state["checkpoint"] == "goal: ship"

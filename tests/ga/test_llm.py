@@ -9,10 +9,19 @@ from types import SimpleNamespace as NS
 
 import pytest
 
+from ga import tokens
 from ga.config import load_settings
 from ga.errors import LimitReached
-from ga.llm import MAX_DELAY, ModelError, OpenAIModel, ServerUnreachable, backoff_delay, retry_after_seconds
-from ga.llm_stream import IncompleteReply, ReplyBuilder, estimate_tokens
+from ga.llm import (
+    MAX_DELAY,
+    ContextOverflow,
+    ModelError,
+    OpenAIModel,
+    ServerUnreachable,
+    backoff_delay,
+    retry_after_seconds,
+)
+from ga.llm_stream import IncompleteReply, ReplyBuilder
 from ga.testing import ScriptedServer, tool_call
 
 MESSAGES = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "read a.txt"}]
@@ -268,8 +277,8 @@ def test_stream_ending_without_finish_is_incomplete():
 
 
 def test_estimate_tokens_handles_very_long_text():
-    assert estimate_tokens("") == 0
-    assert 50_000 < estimate_tokens("word " * 200_000) <= 250_000
+    assert tokens.estimate("") == 0
+    assert 50_000 < tokens.estimate("word " * 200_000) <= 250_000
 
 
 @pytest.mark.parametrize("stream", [True, False])
@@ -369,3 +378,41 @@ def test_text_that_cannot_be_encoded_is_made_safe_on_the_wire(serve):
     server, model, _ = serve([{"content": "ok"}])
     model.complete([{"role": "user", "content": "half an emoji \ud83d, a byte \udce9"}], [])
     assert server.requests[0]["messages"][0]["content"] == "half an emoji \ufffd, a byte \\xe9"
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_cached_prompt_tokens_are_read_from_the_usage_details(serve, stream):
+    usage = {"prompt_tokens": 900, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": 768}}
+    _, model, _ = serve([{"content": "hi", "usage": usage}], stream=stream)
+    assert model.complete(MESSAGES, []).usage.cached_tokens == 768
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_cached_prompt_tokens_from_llama_cpp_timings(serve, stream):
+    """llama.cpp says how many prompt tokens it processed; the rest came from its cache."""
+    usage = {"prompt_tokens": 1_285, "completion_tokens": 40}
+    _, model, _ = serve([{"content": "hi", "usage": usage, "timings": {"prompt_n": 5, "predicted_n": 40}}],
+                        stream=stream)
+    assert model.complete(MESSAGES, []).usage.cached_tokens == 1_280
+
+
+@pytest.mark.parametrize("flavour", ["openai", "llama.cpp", "vllm"])
+def test_a_context_length_refusal_is_recognised_with_its_numbers(serve, flavour):
+    server, model, notices = serve([{"fault": "context_length", "flavour": flavour, "window": 4096}])
+    with pytest.raises(ContextOverflow) as caught:
+        model.complete(MESSAGES, TOOLS)
+    sent = len(json.dumps(server.requests[0]["messages"]) + json.dumps(TOOLS)) // 4
+    assert (caught.value.window, caught.value.sent) == (4096, sent)
+    assert notices == [] and len(server.requests) == 1  # not retried as if it were transient
+    assert "too long for the model's context" in str(caught.value)
+
+
+def test_the_window_the_server_reports_is_found(serve):
+    server = ScriptedServer([], window=6_000).start()
+    try:
+        settings = load_settings(env={}, base_url=server.url, api_key="t", model="m")
+        assert OpenAIModel(settings).context_window() == 6_000
+    finally:
+        server.close()
+    _, model, _ = serve([])
+    assert model.context_window() is None  # the fake reports none by default

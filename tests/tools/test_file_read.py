@@ -242,3 +242,24 @@ def test_fifo_swapped_in_after_the_stat_check_is_still_refused(make_ctx, workspa
 def test_device_is_refused_not_read(make_ctx):
     with pytest.raises(ToolError, match=r"/dev/zero is a character device, not a regular file"):
         file_read.run({"path": "/dev/zero"}, make_ctx(allow_paths=[Path("/dev")]))
+
+
+def read_as(ctx, call_id: str, **args) -> ToolResult:
+    return Dispatcher(SPECS).dispatch([ToolCall(id=call_id, name="file_read", arguments=json.dumps(args))], ctx)[0]
+
+
+def test_an_unchanged_re_read_is_a_stub_naming_the_earlier_result(make_ctx, numbered):
+    ctx = make_ctx()
+    first = read_as(ctx, "r1", path="notes.txt", count=100)
+    again = read_as(ctx, "r2", path="notes.txt", count=100)
+    assert "100|row 100" in first.content
+    assert again.content.startswith("[unchanged: lines 1-100 of notes.txt") and "(call r1)" in again.content
+    assert len(again.content) < 200 and again.details["unchanged_since"] == "r1"
+    assert "row 150" in read_as(ctx, "r3", path="notes.txt", start=101, count=100).content  # other lines: read
+
+
+def test_a_changed_file_is_read_again_for_real(make_ctx, numbered):
+    ctx = make_ctx()
+    read_as(ctx, "r1", path="notes.txt", count=100)
+    numbered.write_text(numbered.read_text().replace("row 50\n", "row fifty\n"))
+    assert "50|row fifty" in read_as(ctx, "r2", path="notes.txt", count=100).content

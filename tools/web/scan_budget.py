@@ -3,20 +3,14 @@ lists in the main content fold, then the main content is cut; whatever was cut i
 
 from __future__ import annotations
 
-import functools
-import re
 import secrets
 
+from ga import tokens
 from ga.dispatch import ToolContext
 
-_PIECES = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]|[^\W\d_]+|\d{1,3}|[^\w\s]")
 SUMMARY_ONLY = {"share", "sharing", "social", "byline-share"}
-
-
-@functools.lru_cache(maxsize=4096)
-def approx_tokens(text: str) -> int:
-    """o200k tokens, roughly (within ~10% on the web corpus): a token per word, number, symbol or CJK character."""
-    return len(_PIECES.findall(text)) * 21 // 20 + 1
+approx_tokens = tokens.estimate_cached
+"""o200k tokens of a line, estimated: the runtime's one estimator (ga/tokens.py), cached for lines counted often."""
 
 
 def short(text: str, n: int) -> str:

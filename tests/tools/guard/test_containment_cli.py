@@ -123,7 +123,8 @@ def test_file_tools_may_not_write_git_or_the_policy_unattended(home, workspace):
 def test_code_run_may_not_approve_itself_and_patterns_match_single_commands(home, workspace, user_home):
     policy = home / "policy.json"
     write_policy = f"open({str(policy)!r}, 'w').write('{{\"allow_commands\": [\"*\"]}}')"
-    steps = [code_run(write_policy, "python"), code_run("git reset --hard\nrm -rf ~/docs"), {"content": "Both were refused."}]
+    steps = [code_run(write_policy, "python"), code_run("git reset --hard\nrm -rf ~/docs"),
+             {"content": "Both were refused."}]
     home.mkdir(parents=True)
     policy.write_text(json.dumps({"allow_commands": ["git reset --hard*"]}))
     with ScriptedServer(steps) as server:

@@ -1,13 +1,11 @@
-"""Run folders (torn lines, ordering, missing runs) and the context budget (compaction keeps calls paired)."""
+"""Run folders: torn lines, ordering, missing runs, one process per run."""
 
 from __future__ import annotations
 
-import json
 import os
 
 import pytest
 
-from ga.context import Context
 from ga.errors import ConfigError
 from ga.runs import Run
 
@@ -72,22 +70,3 @@ def test_opening_a_missing_run_names_recent_ones(tmp_path):
         Run.open(tmp_path, "nope")
     with pytest.raises(ConfigError):
         Run.open(tmp_path, "../etc")
-
-
-def test_compaction_elides_old_results_then_drops_whole_turns(tmp_path):
-    context = Context("system", budget_tokens=2_000)
-    context.add({"role": "user", "content": "the task"})
-    for i in range(30):
-        call = {"id": f"c{i}", "type": "function", "function": {"name": "f", "arguments": "{}"}}
-        context.add({"role": "assistant", "content": f"step {i}", "tool_calls": [call]})
-        context.add({"role": "tool", "tool_call_id": f"c{i}", "content": "r" * 800})
-    messages = context.request("KEEP-ME")
-    assert messages[1]["content"] == "the task"
-    assert "KEEP-ME" in messages[-1]["content"]
-    assert sum(len(json.dumps(m)) for m in messages) // 4 <= 2_000
-    ids = set()
-    for m in messages:  # every tool result still follows the assistant message that asked for it
-        ids |= {c["id"] for c in m.get("tool_calls") or []}
-        if m["role"] == "tool":
-            assert m["tool_call_id"] in ids
-    assert messages[-2]["content"] == "step 29" and "r" * 800 in messages[-1]["content"]
