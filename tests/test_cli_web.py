@@ -49,7 +49,7 @@ def test_the_browser_reaches_the_local_site_the_task_names_and_no_other(tmp_path
     steps = [{"tool_calls": [tool_call("web_scan", url=f"{site}/login.html")]},
              {"tool_calls": [tool_call("web_scan", url=f"{service_url}/admin")]},
              {"tool_calls": [tool_call("web_scan", url="http://169.254.169.254/latest/meta-data/")]},
-             {"content": "Done."}]
+             {"content": "The title is Sign in to Acme."}]
     try:
         with ScriptedServer(steps) as server:
             proc = ga([f"Open {site}/login.html and report the title"], server, tmp_path / "home", workspace,
