@@ -17,6 +17,7 @@ from ga.prompts import render
 from ga.protocols import UI, Model, Reply, ToolCall, Usage
 from ga.runs import Run, tool_message
 from ga.turns import Guard, assistant_message, unique_ids
+from memory import index, learn
 
 
 class Done(AgentStop):
@@ -39,8 +40,19 @@ class Outcome:
 
 
 def system_prompt(settings: Settings) -> str:
-    return render("system.md", workdir=settings.workdir, platform=f"{platform.system()} {platform.machine()}",
-                  date=time.strftime("%Y-%m-%d"))
+    prompt = render("system.md", workdir=settings.workdir, platform=f"{platform.system()} {platform.machine()}",
+                    date=time.strftime("%Y-%m-%d"))
+    return "\n\n".join(filter(None, [prompt, memory_index(settings)]))
+
+
+def memory_index(settings: Settings) -> str:
+    """The L1 memory index: changes only when memory does, so it may sit in the stable system prompt."""
+    return index.system_section(settings.home, settings.skills_path)
+
+
+def opening_message(settings: Settings, task: str) -> str:
+    """The run's first user message: the task, then the SOPs and facts memory holds for it (none if unrelated)."""
+    return "\n\n".join(filter(None, [task, index.task_listing(settings.home, task, settings.skills_path)]))
 
 
 class Agent:
@@ -63,7 +75,7 @@ class Agent:
         if settings.max_time:
             self.ctx.deadline = self.clock + settings.max_time
         if not history.messages:
-            self.record({"role": "user", "content": run.state["task"]})
+            self.record({"role": "user", "content": opening_message(settings, run.state["task"])})
 
     def start(self) -> Outcome:
         """Run until the model answers, a limit is hit, or the run pauses for a human."""
@@ -169,6 +181,7 @@ class Agent:
             self.ui.tool_done(call, result)
         # adds the stage hint; its notice follows the tool line
         result = self.escalation.observe(call, result, read_only=self._rerunnable(call.name))
+        learn.observe(call.name, result, self.ctx, self.run.id)  # SOP reads for the ledger; memory writes guarded
         # state first: a kill between the two leaves the call "started, no result", never a lost state change
         self.run.save_state()
         self.run.append({"type": "result", "id": call.id, "name": call.name, "content": result.content,

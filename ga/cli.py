@@ -18,7 +18,7 @@ from ga.errors import AgentStop, ConfigError
 
 EXIT_USAGE = 2
 
-COMMANDS: dict[str, str] = {}
+COMMANDS: dict[str, str] = {"memory": "memory.cli"}
 """Subcommand name → the module whose main(argv) -> exit code runs it (imported only when used)."""
 
 
@@ -48,6 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--headed", action="store_true", help="show the browser window")
     p.add_argument("--no-browser-profile", action="store_true", help="fresh browser profile, nothing kept")
     p.add_argument("--no-stream", action="store_true", help="do not stream replies")
+    p.add_argument("--no-learn", action="store_true", help="write no memory: no distillation, ledger or archive "
+                   "(= GA_LEARN=0)")
     p.add_argument("-q", "--quiet", action="store_true", help="only tool lines and the answer")
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
     return p
@@ -64,7 +66,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         mode="plan" if args.plan else "confirm" if args.confirm else args.mode or "default",
         allow_paths=[p.expanduser().resolve() for p in args.allow_path], sandbox=args.sandbox or None,
         headed=args.headed or None, browser_profile=False if args.no_browser_profile else None,
-        stream=False if args.no_stream else None,
+        stream=False if args.no_stream else None, learn=False if args.no_learn else None,
     )
 
 
@@ -95,7 +97,7 @@ def run_command(argv: list[str]) -> int:
 
         given = frozenset(k for k, flag in (("workdir", args.workdir), ("model", args.model), ("sandbox", args.sandbox),
                                             ("mode", args.plan or args.confirm or args.mode),
-                                            ("allow_paths", args.allow_path)) if flag)
+                                            ("allow_paths", args.allow_path), ("learn", args.no_learn)) if flag)
         outcome = run_task(settings, task=args.task, resume=args.resume, answer=args.answer, quiet=args.quiet,
                            given=given)
     except (ConfigError, AgentStop) as e:  # AgentStop here: a failure before the loop started

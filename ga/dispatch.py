@@ -66,8 +66,11 @@ class ToolContext:
     def resolve(self, path: str, *, write: bool = False) -> Path:
         """A path the file tools may touch, or PermissionDenied naming the rule."""
         roots = list(self.settings.allow_paths)
-        if not write:  # learned SOPs and memory are readable from any workspace
-            roots += [self.settings.home / "sop", self.settings.home / "memory", self.run_dir]
+        memory = [self.settings.home / "sop", self.settings.home / "memory"]
+        if not write:  # learned SOPs, memory and extra skill folders are readable from any workspace
+            roots += [*memory, *self.settings.skills_path, self.run_dir]
+        elif self.state.get("memory_open"):  # start_long_term_update was called: memory is writable
+            roots += memory
         return confine(path, self.workspace, [Path(r).resolve() for r in roots], write=write)
 
     def save_output(self, name: str, data: str | bytes) -> Path:

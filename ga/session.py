@@ -14,9 +14,11 @@ from ga.errors import ConfigError
 from ga.llm import OpenAIModel
 from ga.runs import Run
 from ga.ui import Terminal
+from memory import learn
+from sop.library import install_seeds
 from tools import load_tools
 
-KEPT = ("workdir", "model", "mode", "sandbox", "allow_paths")
+KEPT = ("workdir", "model", "mode", "sandbox", "allow_paths", "learn")
 """Settings a resumed run keeps from its first invocation unless its flags are given again: a resume never
 silently leaves plan mode or the sandbox."""
 
@@ -45,6 +47,7 @@ def run_task(settings: Settings, *, task: str | None, resume: str | None = None,
         settings.check_endpoint()  # before a run folder is made for nothing
     run, settings = open_run(settings, task, resume, set(given))
     settings.check_endpoint()
+    install_seeds(settings.home)  # first run of a GA_HOME: the seed SOPs
     run.lock()
     try:
         outcome = _drive(run, settings, terminal, resume=resume, answer=answer)
@@ -58,6 +61,7 @@ def run_task(settings: Settings, *, task: str | None, resume: str | None = None,
         if outcome.status in ("paused", "limit", "interrupted", "failed"):
             terminal.notice(f"resume with: python run.py --resume {run.id}"
                             + (' --answer "..."' if outcome.status == "paused" else ""))
+    learn.after_run(settings, run, outcome.status, terminal)  # after the answer; before the run's files are final
     sys.stderr.flush()
     return outcome
 

@@ -1,0 +1,115 @@
+"""Which SOPs fit a task: BM25 (bm25s) over name, description, keywords and body, above a relevance floor.
+
+BM25 scores grow with the library (rarer words weigh more in a bigger one), so the floor is not a score: it is
+the evidence an SOP holds for the task, the task's words it contains weighted by their IDF relative to the
+largest IDF possible in this library (about the same scale at 40 SOPs as at 200), a word met only in the body
+counting BODY_EVIDENCE of one met in the name, description or keywords (what the SOP says it is for). An
+unrelated task shares a generic word or two with some SOP; a related one shares its distinctive words.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import Counter
+from dataclasses import dataclass
+
+import bm25s
+import numpy as np
+
+from sop.ledger import keywords_of
+from sop.skill import Skill
+from sop.tokens import tokenize
+
+logging.getLogger("bm25s").setLevel(logging.WARNING)  # it announces every index build at DEBUG
+
+LISTED = 3
+"""SOPs listed with a task at most."""
+MIN_EVIDENCE = 0.85
+"""Relevance floor (tuned in bench/memory_bench.py): more than one rare word met only in a body, about one rare
+word the SOP says it is for."""
+BODY_EVIDENCE = 0.3
+RELATIVE = 0.5
+"""Below the best SOP's score times this, an SOP is not listed (a weak second is noise)."""
+NAME_WEIGHT, DESCRIPTION_WEIGHT, KEYWORD_WEIGHT = 3, 2, 2
+
+
+@dataclass(kw_only=True)
+class Match:
+    index: int
+    """Position of the document in the ranked collection."""
+    score: float
+    """BM25 score."""
+    evidence: float
+    """The query's words this document holds, weighted by relative IDF and by the field they are in."""
+
+
+def skill_fields(skill: Skill) -> tuple[list[str], list[str]]:
+    """(head, body) tokens of an SOP: what it says it is for, and its steps."""
+    head = (tokenize(skill.name.replace("-", " ")) * NAME_WEIGHT + tokenize(skill.description) * DESCRIPTION_WEIGHT
+            + tokenize(" ".join(keywords_of(skill.metadata))) * KEYWORD_WEIGHT)
+    return head, tokenize(skill.body)
+
+
+class Ranker:
+    """BM25 over a fixed collection of (head, body) documents, with evidence for the relevance floor."""
+
+    def __init__(self, documents: list[tuple[list[str], list[str]]]):
+        self.size = len(documents)
+        self.heads = [set(head) for head, _ in documents]
+        self.sets = [set(head) | set(body) for head, body in documents]
+        self.df = Counter(t for s in self.sets for t in s)
+        self.top_idf = self.idf("") if self.size else 1.0
+        self.bm25 = bm25s.BM25()
+        if documents:
+            self.bm25.index([head + body for head, body in documents], show_progress=False)
+
+    def idf(self, token: str) -> float:
+        df = self.df.get(token, 0) if token else 0
+        return math.log(1 + (self.size - df + 0.5) / (df + 0.5))
+
+    def evidence(self, terms: list[str], i: int) -> float:
+        return sum(self.idf(t) / self.top_idf * (1.0 if t in self.heads[i] else BODY_EVIDENCE)
+                   for t in terms if t in self.sets[i])
+
+    def rank(self, query: str, *, floor: float = MIN_EVIDENCE, limit: int = LISTED) -> list[Match]:
+        """The best documents for `query`, best first, each with at least `floor` evidence (0: any match)."""
+        terms = list(dict.fromkeys(tokenize(query)))
+        if not self.size or not terms:
+            return []
+        scores = self.bm25.get_scores(terms)
+        found: list[Match] = []
+        for i in np.argsort(-scores, kind="stable")[: max(limit * 4, 10)]:
+            if scores[i] <= 0 or (found and scores[i] < found[0].score * RELATIVE):
+                break
+            evidence = self.evidence(terms, int(i))
+            if evidence >= floor:
+                found.append(Match(index=int(i), score=float(scores[i]), evidence=evidence))
+        return found[:limit]
+
+
+_rankers: dict[tuple, Ranker] = {}
+
+
+def ranker_for(skills: list[Skill]) -> Ranker:
+    """One Ranker per collection of SOP texts (cached: a run asks more than once)."""
+    key = tuple((s.name, s.description, s.metadata.get("keywords", ""), s.body) for s in skills)
+    if key not in _rankers:
+        _rankers.clear()
+        _rankers[key] = Ranker([skill_fields(s) for s in skills])
+    return _rankers[key]
+
+
+def relevant(skills: list[Skill], task: str, *, floor: float = MIN_EVIDENCE,
+             limit: int = LISTED) -> list[tuple[Skill, Match]]:
+    """The SOPs a run of `task` lists, best first (none for an unrelated task)."""
+    active = [s for s in skills if s.status != "archived"]
+    return [(active[m.index], m) for m in ranker_for(active).rank(task, floor=floor, limit=limit)]
+
+
+def similarity(a: str, b: str) -> float:
+    """Cosine of the two texts' token counts (0..1): how much one SOP says what another says."""
+    ca, cb = Counter(tokenize(a)), Counter(tokenize(b))
+    dot = sum(v * cb[t] for t, v in ca.items())
+    norm = math.sqrt(sum(v * v for v in ca.values())) * math.sqrt(sum(v * v for v in cb.values()))
+    return dot / norm if norm else 0.0
