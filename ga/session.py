@@ -47,7 +47,8 @@ def run_task(settings: Settings, *, task: str | None, resume: str | None = None,
         settings.check_endpoint()  # before a run folder is made for nothing
     run, settings = open_run(settings, task, resume, set(given))
     settings.check_endpoint()
-    install_seeds(settings.home)  # first run of a GA_HOME: the seed SOPs
+    if settings.learn:
+        install_seeds(settings.home)  # first run of a GA_HOME: the seed SOPs
     run.lock()
     try:
         outcome = _drive(run, settings, terminal, resume=resume, answer=answer)

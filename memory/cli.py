@@ -49,7 +49,8 @@ def main(argv: list[str]) -> int:
     except ConfigError as e:
         print(f"ga: {e}", file=sys.stderr)
         return EXIT_USAGE
-    install_seeds(settings.home)
+    if settings.learn:
+        install_seeds(settings.home)  # a first use of GA_HOME, like a first run
     command = {"list": list_sops, "show": show, "rm": rm, "search": search, "export": export,
                "import": import_skills}[args.command]
     try:

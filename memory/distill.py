@@ -25,7 +25,7 @@ from sop.tokens import keywords
 MIN_BODY, MAX_BODY = 80, 6000
 """An SOP body shorter than this says nothing; longer is a trajectory dump, not a procedure."""
 MIN_DESCRIPTION = 20
-DUPLICATE_SIMILARITY = 0.5
+DUPLICATE_SIMILARITY = 0.65
 """A new SOP at least this close to an existing one (name or text) updates it (bench/memory_bench.py shows how
 close distinct SOPs come)."""
 CLOSEST = 2

@@ -15,10 +15,10 @@ from sop.library import Library, load
 from sop.skill import Skill
 from sop.tokens import tokenize
 
-INDEX_LINES = 16
+INDEX_LINES = 12
 """SOP lines in the L1 index at most; the rest are counted on one line."""
-INDEX_CHARS = 640
-"""About 160 tokens: the index's budget, enforced here, never by asking the model."""
+INDEX_CHARS = 480
+"""About 120 tokens: the index's budget, enforced here, never by asking the model."""
 FACTS_LISTED = 3
 RUN_TAG = re.compile(r"\s*\[run [^\]]*\]\s*$")
 
@@ -38,7 +38,7 @@ def index_text(home: Path, lib: Library) -> str:
     """The L1 index: which SOPs exist (the most proven first, within the budget), flags, where facts are."""
     if not lib.skills and not lib.archived and not facts(home):
         return ""
-    lines = [f"Memory index (rebuilt by ga). SOPs: file_read {store.sop_dir(home)}/NAME/SKILL.md"]
+    lines = [f"Memory index. SOPs (open: file_read {store.sop_dir(home)}/NAME/SKILL.md):"]
     shown = sorted(lib.skills, key=_rank_key)
     used = len(lines[0])
     kept = []

@@ -22,6 +22,20 @@ A CSV file needs a quick summary{extra}.
 - Quoted commas: let the csv module parse them, never split on commas.
 """
 
+REWORDED_REPLY = """---
+name: {name}
+description: Summarise the columns of a CSV file (totals and counts) with a small Python script.
+---
+## When to use
+Asked for totals or statistics of a CSV{extra}.
+## Steps
+1. Look at the first lines of the CSV with file_read (count=3) to see the columns.
+2. Create a Python script using csv.DictReader that counts the rows and sums each numeric column.
+3. Execute it with code_run and verify one total manually.
+## Pitfalls
+- Do not split lines on commas yourself: quoted fields contain commas.
+"""
+
 JSON_REPLY = """---
 name: json-to-csv
 description: Flatten nested JSON records or JSON Lines into a CSV table with pandas.json_normalize.
@@ -49,6 +63,8 @@ def csv_run(answer: str = "Done: 2 rows.") -> list[dict]:
 
 
 def run_ga(steps: list[dict], home: Path, cwd: Path, task: str, *args: str, **env: str):
+    """A run with learning as users get it (GA_LEARN unset: on by default)."""
+    env.setdefault("GA_LEARN", "")
     with ScriptedServer(steps) as server:
         proc = ga([task, *args], server, home, cwd, **env)
     return proc, server

@@ -8,7 +8,16 @@ import time
 from ga.testing import ScriptedServer, tool_call
 from sop.library import SEEDS, skill_files
 from sop.skill import read
-from tests.memory.helpers import JSON_REPLY, SOP_REPLY, csv_run, first_user_message, memory_events, run_ga, sop_names
+from tests.memory.helpers import (
+    JSON_REPLY,
+    REWORDED_REPLY,
+    SOP_REPLY,
+    csv_run,
+    first_user_message,
+    memory_events,
+    run_ga,
+    sop_names,
+)
 from tests.test_cli import ga_background
 
 TASK = "write a script that summarises data.csv"
@@ -55,8 +64,9 @@ def test_the_same_family_distilled_ten_times_leaves_one_sop_and_one_index_line(h
              "csv-stats-script"]
     for i, name in enumerate(names):
         update = name.startswith("UPDATE")
-        reply = (name + SOP_REPLY.format(name="csv-summary-script", extra=f" (round {i})") if update
-                 else SOP_REPLY.format(name=name, extra=f" (round {i})"))
+        template = REWORDED_REPLY if i % 2 else SOP_REPLY  # the same procedure in other words
+        reply = (name + template.format(name="csv-summary-script", extra=f" (round {i})") if update
+                 else template.format(name=name, extra=f" (round {i})"))
         proc, _ = run_ga([*csv_run(), {"content": reply}], home, workspace, f"{TASK} (file {i})")
         assert proc.returncode == 0, proc.stderr
     assert sop_names(home) == sorted([*SEED_NAMES, "csv-summary-script"])
@@ -71,7 +81,7 @@ def test_two_concurrent_distillations_leave_valid_files(home, workspace):
     replies = [SOP_REPLY.format(name="csv-summary-script", extra=""), JSON_REPLY]
     servers = [ScriptedServer([*csv_run(), {"content": r, "delay": 1.0}]).start() for r in replies]
     try:
-        procs = [ga_background([f"{TASK} {i}"], s, home, workspace) for i, s in enumerate(servers)]
+        procs = [ga_background([f"{TASK} {i}"], s, home, workspace, GA_LEARN="") for i, s in enumerate(servers)]
         outs = [p.communicate(timeout=60) for p in procs]
     finally:
         for s in servers:

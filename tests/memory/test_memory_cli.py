@@ -11,6 +11,7 @@ from tests.test_cli import ga
 
 
 def memory(args: list[str], home: Path, cwd: Path, **env: str):
+    env.setdefault("GA_LEARN", "")
     return ga(["memory", *args], None, home, cwd, **env)
 
 
