@@ -1,12 +1,13 @@
 """Memory figures: SOP retrieval quality, prompt growth with the library's size, and retrieval time.
 
-    python bench/memory_bench.py
+    python bench/memory_bench.py [--part dev|heldout|all] [--show] [--only retrieval]
 
 Retrieval runs the labelled set in bench/memory_retrieval.yaml (task phrasings → the SOP a run should list
 first, plus unrelated tasks that should list none) through the same code a run uses, at the set's own size and
-padded to 200 SOPs with generated distractors. Prints figures; asserts nothing. Targets: hit@1 ≥ 0.85,
-hit@3 ≥ 0.97, unrelated tasks listing an SOP ≤ 5% (at 40 and at 200 SOPs); ≤ +300 tokens of fixed context for
-"Hello" from 0 to 200 SOPs; retrieval time well below a run's start-up time.
+padded to 200 SOPs with generated distractors. The tasks are split in two by a hash of their text: tune on
+`--part dev` (with `--show` to see its misses), judge on `--part heldout`. Prints figures; asserts nothing.
+Targets: hit@1 ≥ 0.85, hit@3 ≥ 0.97, unrelated tasks listing an SOP ≤ 5% (at 40 and at 200 SOPs);
+≤ +300 tokens of fixed context for "Hello" from 0 to 200 SOPs; retrieval time well below a run's start-up time.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import zlib
 from pathlib import Path
 
 import yaml
@@ -96,12 +98,22 @@ def distractors(count: int, seed: int = 7) -> list[Skill]:
     return out
 
 
-def labelled() -> tuple[list[Skill], list[dict], list[str]]:
+PARTS = ("dev", "heldout")
+
+
+def part_of(text: str) -> str:
+    """Which half a task belongs to: fixed by its text, so adding tasks never moves the others."""
+    return PARTS[zlib.crc32(text.encode("utf-8")) % 2]
+
+
+def labelled(part: str = "all") -> tuple[list[Skill], list[dict], list[str]]:
+    """The library (always whole) and the labelled and unrelated tasks of `part` (dev, heldout or all)."""
     data = yaml.safe_load(DATA.read_text(encoding="utf-8"))
     skills = [Skill(name=s["name"], description=s["description"], body=s["body"],
                     metadata={"status": "ok", **({"keywords": s["keywords"]} if s.get("keywords") else {})})
               for s in data["sops"]]
-    return skills, data["queries"], data["unrelated"]
+    keep = (lambda text: True) if part == "all" else (lambda text: part_of(text) == part)
+    return skills, [q for q in data["queries"] if keep(q["q"])], [u for u in data["unrelated"] if keep(u)]
 
 
 def evaluate(skills: list[Skill], queries: list[dict], unrelated: list[str], *, show: bool) -> dict:
@@ -121,9 +133,9 @@ def evaluate(skills: list[Skill], queries: list[dict], unrelated: list[str], *, 
             "unrelated_listing": len(false) / len(unrelated), "queries": len(queries), "unrelated": len(unrelated)}
 
 
-def retrieval_figures(show: bool) -> None:
-    skills, queries, unrelated = labelled()
-    print(f"\n== retrieval: {len(queries)} labelled tasks "
+def retrieval_figures(show: bool, part: str) -> None:
+    skills, queries, unrelated = labelled(part)
+    print(f"\n== retrieval, part {part}: {len(queries)} labelled tasks "
           f"({sum(any(ord(c) > 0x2E80 for c in q['q']) for q in queries)} in Chinese), {len(unrelated)} unrelated")
     for library in (skills, skills + distractors(200 - len(skills))):
         r = evaluate(library, queries, unrelated, show=show)
@@ -220,8 +232,13 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--show", action="store_true", help="print every miss and every false listing")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--part", choices=(*PARTS, "all"), help="retrieval on one half only (default: each)")
+    parser.add_argument("--only", choices=("retrieval",), help="skip the prompt and timing figures")
     args = parser.parse_args()
-    retrieval_figures(args.show)
+    for part in [args.part] if args.part else PARTS:
+        retrieval_figures(args.show, part)
+    if args.only:
+        return
     dedup_figures()
     prompt_growth()
     retrieval_time(args.repeats)
