@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+import yaml
 
 from ga.prompts import render
 from ga.protocols import Model, Reply
@@ -31,6 +33,8 @@ close distinct SOPs come)."""
 CLOSEST = 2
 """Existing SOPs shown to the distiller in full."""
 TRAJECTORY_CHARS = 6000
+MODEL_KEYWORDS, MAX_KEYWORD = 16, 40
+"""Keywords taken from the distiller's reply at most, and the longest one kept (characters)."""
 
 
 class DistillError(RuntimeError):
@@ -43,6 +47,8 @@ class Decision:
     """The SOP the reply describes; None for NOTHING."""
     update: str = ""
     """The name the reply asked to update (UPDATE: name), if any."""
+    keywords: list[str] = field(default_factory=list)
+    """Words people would use to ask for it (the reply's `keywords`), merged into the SOP's ledger."""
 
 
 def request(task: str, outcome: str, trajectory: str, closest: list[Skill], home: Path) -> list[dict]:
@@ -90,13 +96,38 @@ def parse_reply(text: str) -> Decision:
     start = re.search(r"^---[ \t]*$", text, re.MULTILINE)
     if start is None or split_front_matter(_unfenced(text[start.start():])) is None:
         raise DistillError("the reply is neither NOTHING nor an SOP with `---` front-matter")
-    text = _unfenced(text[start.start():])
+    text, listed = _keywords_line(_unfenced(text[start.start():]))
     try:
         skill = parse(_slugged(text))
     except SkillError as e:
         raise DistillError(f"the SOP is malformed: {'; '.join(e.problems)}") from None
     _check_content(skill)
-    return Decision(skill=skill, update=update)
+    skill.metadata.pop("keywords", None)  # the ledger's keywords are merged by ga, not set by the reply
+    return Decision(skill=skill, update=update, keywords=_keywords(listed))
+
+
+def _keywords_line(text: str) -> tuple[str, object]:
+    """The reply without its front-matter `keywords:` line, and that line's value (read apart: a stray colon
+    or quote in free words must not make the whole SOP unreadable)."""
+    parts = split_front_matter(text)
+    line = re.search(r"^keywords:[ \t]*(.*)$", parts[0], re.MULTILINE) if parts else None
+    if line is None:
+        return text, None
+    value: object = line.group(1).strip()
+    if str(value).startswith("["):
+        try:
+            value = yaml.safe_load(str(value))
+        except yaml.YAMLError:
+            value = str(value).strip("[]")
+    front = parts[0][:line.start()] + parts[0][line.end() + 1:]
+    return f"---\n{front}---\n{parts[1]}", value
+
+
+def _keywords(value: object) -> list[str]:
+    """The distiller's keywords, bounded: how people ask for this task, in their words (and other languages)."""
+    items = value if isinstance(value, list) else re.split(r"[,，、;\n]", value) if isinstance(value, str) else []
+    words = [" ".join(str(item).split()) for item in items]
+    return [w for w in words if 0 < len(w) <= MAX_KEYWORD][:MODEL_KEYWORDS]
 
 
 def _slugged(text: str) -> str:
@@ -151,7 +182,8 @@ def apply(decision: Decision, *, home: Path, skills_path: list[Path], run_id: st
         if target is not None:
             new = Skill(name=target.name, description=new.description, body=new.body, metadata=target.metadata,
                         extra=target.extra)
-        new.metadata = ledger.stamp(new.metadata, run_id=run_id, source="distilled", keywords=keywords(task))
+        learned = [scrub(k, secrets) for k in [*keywords(task), *decision.keywords]]
+        new.metadata = ledger.stamp(new.metadata, run_id=run_id, source="distilled", keywords=learned)
         save(home, new)
         refresh(home, skills_path=skills_path)
     return Saved(skill=new, action=action)

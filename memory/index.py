@@ -34,12 +34,20 @@ def _rank_key(skill: Skill) -> tuple:
     return (-int(meta.get("successes", "0") or 0), -int(meta.get("uses", "0") or 0), skill.name)
 
 
-def index_text(home: Path, lib: Library) -> str:
-    """The L1 index: which SOPs exist (the most proven first, within the budget), flags, where facts are."""
-    if not lib.skills and not lib.archived and not facts(home):
+def indexed(skill: Skill) -> bool:
+    """In the L1 index: every SOP but an untried seed (it teaches ga's own tools and is listed with the tasks it
+    fits; a "Hello" need not pay for it every turn)."""
+    meta = skill.metadata
+    return not (meta.get("source") == "seed" and meta.get("uses", "0") in ("", "0") and skill.status == "ok")
+
+
+def index_text(home: Path, lib: Library, *, every_sop: bool = False) -> str:
+    """The L1 index: which SOPs exist (the most proven first, within the budget), flags, where facts are;
+    `every_sop` counts untried seeds too (for the model about to write to memory)."""
+    shown = sorted(lib.skills if every_sop else filter(indexed, lib.skills), key=_rank_key)
+    if not shown and not lib.archived and not facts(home):
         return ""
     lines = [f"Memory index. SOPs (open: file_read {store.sop_dir(home)}/NAME/SKILL.md):"]
-    shown = sorted(lib.skills, key=_rank_key)
     used = len(lines[0])
     kept = []
     for skill in shown[:INDEX_LINES]:

@@ -24,7 +24,7 @@ def rules(home: Path) -> str:
 def briefing(home: Path, task: str, skills_path: list[Path] = ()) -> str:
     """The rules, the L1 index and the SOPs closest to this run's task, with their paths."""
     lib = load(home, skills_path)
-    parts = [rules(home), index_text(home, lib) or "Memory index: empty (no SOPs or facts yet)."]
+    parts = [rules(home), index_text(home, lib, every_sop=True) or "Memory index: empty (no SOPs or facts yet)."]
     closest = retrieval.relevant(lib.skills, task, floor=0, limit=CLOSEST)
     if closest:
         parts.append("SOPs closest to this task (read one before patching it):\n" + "\n".join(

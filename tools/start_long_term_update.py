@@ -46,8 +46,7 @@ def run(args: dict, ctx: ToolContext) -> ToolResult:
 
 SPEC = ToolSpec(
     name="start_long_term_update",
-    description="Save what this run verified: returns the memory rules, index and closest SOPs to edit with the "
-    "file tools.",
+    description="Save what this run verified to memory: returns the rules and closest SOPs, to edit with file tools.",
     parameters={"type": "object", "properties": {}, "additionalProperties": False},
     side_effect=SideEffect.WRITE,
     run=run,

@@ -57,6 +57,18 @@ def test_a_second_similar_task_lists_the_sop_in_its_first_request_and_an_unrelat
     assert first_user_message(server) == "Hello"
 
 
+def test_the_sop_keeps_the_distillers_keywords_and_the_users_own_words_for_the_next_task(home, workspace):
+    reply = SOP_REPLY.format(name="csv-summary-script", extra="").replace(
+        "\n---\n## When", "\nkeywords: spreadsheet totals, 报表\n---\n## When", 1)
+    proc, _ = run_ga([*csv_run(), {"content": reply}], home, workspace, "用 Python 汇总 data.csv 每一列")
+    assert proc.returncode == 0, proc.stderr
+    keywords = read(home / "sop/csv-summary-script/SKILL.md").metadata["keywords"]
+    assert keywords.split(", ")[:6] == ["python", "汇总", "data", "csv", "每一列", "spreadsheet totals"]
+    assert "报表" in keywords
+    _, server = run_ga([{"content": "ok"}], home, workspace, "把 sales.csv 做成报表")  # csv alone is too little
+    assert str(home / "sop/csv-summary-script/SKILL.md") in first_user_message(server)
+
+
 def test_the_same_family_distilled_ten_times_leaves_one_sop_and_one_index_line(home, workspace):
     names = ["csv-summary-script", "summarize-csv-file", "csv-summary", "csv-report-script", "summarise-csv",
              "UPDATE: csv-summary-script\n", "csv-column-totals", "csv-summary-script", "quick-csv-summary",

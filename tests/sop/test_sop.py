@@ -12,11 +12,13 @@ from tests.memory.helpers import JSON_REPLY, SOP_REPLY
 
 
 def test_chinese_and_mixed_text_become_bigrams_and_stems():
-    assert tokenize("用 pandas 汇总 CSV 文件") == ["用", "panda", "汇总", "csv", "文件"]
+    assert tokenize("用 pandas 汇总 CSV 文件") == ["panda", "汇总", "csv", "文件"]  # 用 alone is a function word
     assert "销售" in tokenize("把销售数据汇总成报告") and "数据" in tokenize("把销售数据汇总成报告")
     assert tokenize("Summarise") == tokenize("summarize") == tokenize("summary")  # spellings and forms meet
     assert tokenize("résumé") == tokenize("resume")
-    assert keywords("用 pandas 汇总 orders.csv 里的销售额") == ["pandas", "汇总", "orders", "csv", "里的销售额"]
+    assert keywords("用 pandas 汇总 orders.csv 里的销售额") == ["pandas", "汇总", "orders", "csv", "销售额"]
+    assert tokenize("shrink the PNGs and PDFs") == tokenize("shrink the png and pdf")  # acronyms in the plural
+    assert tokenize("settings.yml app.db") == tokenize("settings.yaml application database")  # short forms
 
 
 def _skill(name: str, description: str, body: str = "1. do it") -> Skill:
@@ -35,6 +37,29 @@ def test_retrieval_ranks_by_meaning_words_and_lists_nothing_for_an_unrelated_tas
     archived = [_skill("csv-summary-script", "Summarise a CSV file.")]
     archived[0].metadata["status"] = "archived"
     assert retrieval.relevant(archived, "summarise a csv file") == []
+
+
+def test_a_chinese_task_finds_an_english_sop_through_the_dictionary_and_a_chinese_chat_finds_none():
+    skills = [_skill("background-long-job", "Run a long job (training, crawl, build) in the background with nohup, "
+                     "keep its log, and check on it later."),
+              _skill("qr-code-generate", "Generate a QR code image (PNG or SVG) for a URL or text."),
+              _skill("git-undo-commit", "Undo the last git commit without losing work (reset --soft, revert).")]
+    assert retrieval.relevant(skills, "在后台运行这个爬虫并查看日志")[0][0].name == "background-long-job"
+    assert retrieval.relevant(skills, "生成一个二维码")[0][0].name == "qr-code-generate"
+    assert retrieval.relevant(skills, "撤销上一次 git 提交")[0][0].name == "git-undo-commit"
+    assert retrieval.relevant(skills, "写一首关于春天的诗") == []  # 首 means head, poem... and nothing here
+    assert retrieval.relevant(skills, "今天星期几？") == []
+
+
+def test_a_word_with_many_senses_weighs_less_than_a_word_with_one():
+    from sop import translate
+
+    ranker = retrieval.Ranker([retrieval.skill_fields(s) for s in [
+        _skill("a", "Move files along a line."), _skill("b", "Run a job."), _skill("c", "Recursion explained.")]])
+    many = translate.concepts("运行")[0]  # to move along, to function, to operate, to run...
+    one = translate.concepts("递归")[0]  # recursion
+    assert "run" in many[1] and len(many[1]) > 3
+    assert ranker.evidence([many], 1) < ranker.evidence([one], 2)
 
 
 def test_the_format_is_validated_field_by_field():
@@ -84,6 +109,18 @@ def test_fenced_replies_updates_and_wordy_names_are_understood():
     decision = parse_reply("UPDATE: csv-summary-script\n```markdown\n" + SOP_REPLY.format(name="CSV Summary", extra="")
                            + "```")
     assert decision.update == "csv-summary-script" and decision.skill.name == "csv-summary"
+
+
+def test_the_distillers_keywords_are_kept_bounded_and_out_of_the_front_matter():
+    reply = SOP_REPLY.format(name="csv-summary", extra="").replace(
+        "\n---\n## When", "\nkeywords: 汇总, statistics，totals per group、" + "x" * 60 + ", csv\n---\n## When", 1)
+    decision = parse_reply(reply)
+    assert decision.keywords == ["汇总", "statistics", "totals per group", "csv"]
+    assert "keywords" not in decision.skill.extra and "keywords" not in decision.skill.metadata
+    listed = parse_reply(reply.replace("keywords: 汇总, statistics，", "keywords: [汇总, statistics]\nold: ", 1))
+    assert listed.keywords == ["汇总", "statistics"]
+    colons = parse_reply(reply.replace("keywords: 汇总", "keywords: summary: csv 'totals", 1))
+    assert colons.keywords[0] == "summary: csv 'totals" and colons.skill.name == "csv-summary"
 
 
 def test_near_duplicates_are_close_and_distinct_sops_are_not():
