@@ -133,6 +133,25 @@ def evaluate(skills: list[Skill], queries: list[dict], unrelated: list[str], *, 
             "unrelated_listing": len(false) / len(unrelated), "queries": len(queries), "unrelated": len(unrelated)}
 
 
+def seeds_figures(show: bool, part: str) -> None:
+    """A new GA_HOME holds only the seeds: tasks about them should list them, every other task nothing."""
+    from sop.library import SEEDS, skill_files
+    from sop.skill import read
+
+    seeds = [read(path) for path in skill_files(SEEDS)]
+    names = {s.name for s in seeds}
+    _, queries, unrelated = labelled(part)
+    mine = [q for q in queries if q["sop"] in names]
+    others = [q["q"] for q in queries if q["sop"] not in names] + unrelated
+    hits = sum(q["sop"] in [s.name for s, _ in retrieval.relevant(seeds, q["q"])] for q in mine)
+    false = [(q, [s.name for s, _ in retrieval.relevant(seeds, q)]) for q in others]
+    false = [(q, n) for q, n in false if n]
+    if show:
+        print("\n".join(f"  lists a seed: {q!r} → {n}" for q, n in false))
+    print(f"   {len(seeds)} seeds alone: {hits}/{len(mine)} tasks about a seed list it; "
+          f"{len(false)}/{len(others)} other tasks list one ({len(false) / len(others):.1%})")
+
+
 def retrieval_figures(show: bool, part: str) -> None:
     skills, queries, unrelated = labelled(part)
     print(f"\n== retrieval, part {part}: {len(queries)} labelled tasks "
@@ -141,6 +160,7 @@ def retrieval_figures(show: bool, part: str) -> None:
         r = evaluate(library, queries, unrelated, show=show)
         print(f"{r['sops']:4d} SOPs: hit@1 {r['hit@1']:.3f}  hit@3 {r['hit@3']:.3f}  "
               f"unrelated listing an SOP {r['unrelated_listing']:.1%}   (targets ≥ 0.85, ≥ 0.97, ≤ 5%)")
+    seeds_figures(show, part)
 
 
 def dedup_figures() -> None:
