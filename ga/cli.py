@@ -18,7 +18,10 @@ from ga.errors import AgentStop, ConfigError
 
 EXIT_USAGE = 2
 
-COMMANDS: dict[str, str] = {"memory": "memory.cli"}
+COMMANDS: dict[str, str] = {
+    "memory": "memory.cli",
+    "models": "ga.local.cli",
+}
 """Subcommand name → the module whose main(argv) -> exit code runs it (imported only when used)."""
 
 
@@ -27,7 +30,10 @@ def build_parser() -> argparse.ArgumentParser:
                                 epilog="Exit codes: 0 done, 1 failed, 2 usage/configuration, 3 paused for a "
                                        "human, 4 a limit was reached.")
     p.add_argument("task", nargs="?", help="what to do")
-    p.add_argument("--model", help="model name (default: $GA_MODEL)")
+    models = p.add_mutually_exclusive_group()
+    models.add_argument("--model", help="model name (default: $GA_MODEL)")
+    models.add_argument("--local", action="store_true",
+                   help="use the embedded local model (= --model local; provisioned into ~/.cache/ga on first use)")
     p.add_argument("--workdir", type=Path, help="workspace folder (default: the current folder)")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout instead of the answer")
     p.add_argument("--autonomous", action="store_true",
@@ -61,7 +67,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
             raise ConfigError(f"--{flag.replace('_', '-')} must be 0 (no limit) or more")
     interactive = sys.stdin.isatty() and not args.autonomous
     return load_settings(
-        model=args.model, workdir=args.workdir, json=args.json, autonomous=not interactive,
+        model="local" if args.local else args.model, workdir=args.workdir, json=args.json, autonomous=not interactive,
         max_turns=args.max_turns, max_tokens=args.max_tokens, max_time=args.max_time,
         mode="plan" if args.plan else "confirm" if args.confirm else args.mode or "default",
         allow_paths=[p.expanduser().resolve() for p in args.allow_path], sandbox=args.sandbox or None,
@@ -95,7 +101,8 @@ def run_command(argv: list[str]) -> int:
         settings = settings_from(args)
         from ga.session import run_task  # the heavy imports wait until the flags are known good
 
-        given = frozenset(k for k, flag in (("workdir", args.workdir), ("model", args.model), ("sandbox", args.sandbox),
+        given = frozenset(k for k, flag in (("workdir", args.workdir), ("model", args.model or args.local),
+                                            ("sandbox", args.sandbox),
                                             ("mode", args.plan or args.confirm or args.mode),
                                             ("allow_paths", args.allow_path), ("learn", args.no_learn)) if flag)
         outcome = run_task(settings, task=args.task, resume=args.resume, answer=args.answer, quiet=args.quiet,

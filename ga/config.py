@@ -17,7 +17,7 @@ class Settings:
     api_key: str = ""
     """OPENAI_API_KEY; local servers accept any non-empty value."""
     model: str = ""
-    """Model name (--model or GA_MODEL)."""
+    """Model name (--model or GA_MODEL); "local" (--local) is the embedded model, served by ga itself."""
     home: Path = field(default_factory=lambda: Path("~/.ga").expanduser())
     """GA_HOME: sop/, memory/ and runs/<run_id>/ live here."""
     workdir: Path = field(default_factory=Path.cwd)
@@ -83,15 +83,21 @@ class Settings:
 
     def check_endpoint(self) -> None:
         """Raise a short, actionable error when the model endpoint is not configured."""
+        if self.model == "local":
+            return  # the embedded model: ga starts its own server (ga/local)
         missing = [n for n, v in (("OPENAI_BASE_URL", self.base_url), ("OPENAI_API_KEY", self.api_key)) if not v]
         if not self.model:
             missing.append("GA_MODEL (or --model)")
         if missing:
             raise ConfigError(
-                f"No model endpoint configured: set {', '.join(missing)}.\n"
-                "  OpenAI:     OPENAI_BASE_URL=https://api.openai.com/v1 OPENAI_API_KEY=sk-... GA_MODEL=gpt-4.1\n"
-                "  Ollama:     OPENAI_BASE_URL=http://localhost:11434/v1 OPENAI_API_KEY=ollama GA_MODEL=qwen3\n"
-                "  llama.cpp:  OPENAI_BASE_URL=http://localhost:8080/v1 OPENAI_API_KEY=none GA_MODEL=local"
+                f"No model endpoint configured (missing: {', '.join(missing)}). Either:\n"
+                "  point ga at an OpenAI-compatible server:\n"
+                "    OpenAI:     OPENAI_BASE_URL=https://api.openai.com/v1 OPENAI_API_KEY=sk-... GA_MODEL=gpt-4.1\n"
+                "    Ollama:     OPENAI_BASE_URL=http://localhost:11434/v1 OPENAI_API_KEY=ollama GA_MODEL=qwen3\n"
+                "    llama.cpp:  OPENAI_BASE_URL=http://localhost:8080/v1 OPENAI_API_KEY=none GA_MODEL=qwen\n"
+                "  or run the embedded model with --local (or GA_MODEL=local): Qwen2.5-Coder-1.5B on llama.cpp, small "
+                "and slow on a CPU but real. Its first use downloads ~1.1 GB and builds llama.cpp's server (about 10 "
+                "minutes on 2 cores) into ~/.cache/ga; later runs start in seconds."
             )
 
 

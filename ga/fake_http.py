@@ -70,6 +70,16 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:
         log.debug("scripted server: " + format, *args)
 
+    def do_GET(self) -> None:
+        """What OpenAI-compatible servers answer besides completions: llama.cpp's /health, the model list."""
+        path = self.path.split("?")[0].rstrip("/")
+        if path == "/health":
+            self._send_json(200, {"status": "ok"})
+        elif path in ("/v1/models", "/models"):
+            self._send_json(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
+        else:
+            self._send_error(404, f"no route {self.path}")
+
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         if self.path.split("?")[0].rstrip("/") not in _PATHS:

@@ -12,6 +12,7 @@ from ga.config import Settings
 from ga.dispatch import Dispatcher
 from ga.errors import ConfigError
 from ga.llm import OpenAIModel
+from ga.local.endpoint import ensure_provisioned, serving
 from ga.runs import Run
 from ga.ui import Terminal
 from memory import learn
@@ -43,17 +44,30 @@ def open_run(settings: Settings, task: str | None, resume: str | None, given: se
 def run_task(settings: Settings, *, task: str | None, resume: str | None = None, answer: str | None = None,
              quiet: bool = False, given: frozenset[str] = frozenset()) -> Outcome:
     terminal = Terminal(quiet=quiet)
-    if not resume:
-        settings.check_endpoint()  # before a run folder is made for nothing
+    if not resume:  # before a run folder is made for nothing
+        settings.check_endpoint()
+        ensure_provisioned(settings)
     run, settings = open_run(settings, task, resume, set(given))
     settings.check_endpoint()
     if settings.learn:
         install_seeds(settings.home)  # first run of a GA_HOME: the seed SOPs
     run.lock()
     try:
-        outcome = _drive(run, settings, terminal, resume=resume, answer=answer)
+        with serving(settings, run.folder / "local-server.log", terminal.notice) as settings:
+            try:
+                outcome = _drive(run, settings, terminal, resume=resume, answer=answer)
+            finally:
+                run.unlock()
+            _show(outcome, run, settings, terminal)
+            # after the answer, before the run's files are final, and while a --local model still serves
+            learn.after_run(settings, run, outcome.status, terminal)
     finally:
         run.unlock()
+    sys.stderr.flush()
+    return outcome
+
+
+def _show(outcome: Outcome, run: Run, settings: Settings, terminal: Terminal) -> None:
     if outcome.status == "done":
         if not settings.json:
             terminal.answer(outcome.status, outcome.answer)
@@ -62,9 +76,6 @@ def run_task(settings: Settings, *, task: str | None, resume: str | None = None,
         if outcome.status in ("paused", "limit", "interrupted", "failed"):
             terminal.notice(f"resume with: python run.py --resume {run.id}"
                             + (' --answer "..."' if outcome.status == "paused" else ""))
-    learn.after_run(settings, run, outcome.status, terminal)  # after the answer; before the run's files are final
-    sys.stderr.flush()
-    return outcome
 
 
 def _drive(run: Run, settings: Settings, terminal: Terminal, *, resume: str | None, answer: str | None) -> Outcome:
