@@ -141,6 +141,7 @@ def _facts(events: list[dict]) -> dict:
     human = any(u.startswith(HUMAN_MARKS) for u in users) or any(
         e.get("name") == "ask_user" and not e.get("is_error") for e in results)
     return {"calls": len(results), "errors": len(errors), "recovered": recovered, "human": human,
+            "last_failed": bool(results) and bool(results[-1].get("is_error")),
             "tools": Counter(e.get("name") for e in results)}
 
 
@@ -153,6 +154,8 @@ def _no_distillation(status: str, events: list[dict], mem: dict) -> str:
         return f"followed SOP {', '.join(mem['read'])} without trouble: ledger updated, nothing new to distil"
     if mem.get("wrote"):
         return f"the run saved its own SOP ({', '.join(dict.fromkeys(mem['wrote']))}); no distillation"
+    if facts["last_failed"] and not facts["human"]:  # a model may call it done after failing: nothing verified
+        return "the run's last tool call failed: nothing verified to distil"
     if facts["calls"] < MIN_CALLS and not facts["recovered"] and not facts["human"]:
         return f"nothing to distil from {facts['calls']} tool call(s)"
     return ""

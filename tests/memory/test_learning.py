@@ -130,6 +130,15 @@ def test_junk_from_the_distiller_is_refused_and_nothing_is_written(home, workspa
     assert sop_names(home) == SEED_NAMES
 
 
+def test_a_run_called_done_after_its_last_tool_call_failed_is_not_distilled(home, workspace):
+    failing = {"tool_calls": [tool_call("code_run", script="python summarize.py")]}  # shell words run as Python
+    steps = [*csv_run()[:2], failing, failing, {"content": "Fixed: run summarize.py again."}]
+    proc, server = run_ga(steps, home, workspace, TASK)
+    server.assert_complete()  # no distillation request
+    assert proc.returncode == 0 and "the run's last tool call failed: nothing verified to distil" in proc.stderr
+    assert sop_names(home) == SEED_NAMES
+
+
 def test_no_learn_writes_no_memory_and_makes_no_distillation_request(home, workspace):
     proc, server = run_ga(csv_run(), home, workspace, TASK, "--no-learn")
     server.assert_complete()  # no fifth request
