@@ -18,6 +18,7 @@ from ga.prompts import render
 from ga.protocols import UI, Model, Reply, ToolCall, Usage
 from ga.runs import Run, tool_message
 from ga.turns import CUT_FINISHES, Guard, assistant_message, tidy, unique_ids
+from memory import index, learn
 
 
 class Done(AgentStop):
@@ -42,14 +43,21 @@ class Outcome:
 
 
 def system_prompt(settings: Settings) -> str:
-    """The same for every run and workspace, so a prompt-caching server reuses it with the tool schemas;
-    what varies per run goes into the first user message (first_message)."""
-    return render("system.md")
+    """The same for every run and workspace, so a prompt-caching server reuses it with the tool schemas; the L1
+    memory index changes only when memory does. What varies per run goes into the first user message."""
+    return "\n\n".join(filter(None, [render("system.md"), memory_index(settings)]))
+
+
+def memory_index(settings: Settings) -> str:
+    """The L1 memory index: changes only when memory does, so it may sit in the stable system prompt."""
+    return index.system_section(settings.home, settings.skills_path)
 
 
 def first_message(settings: Settings, task: str) -> str:
-    return render("task.md", workdir=settings.workdir, platform=f"{platform.system()} {platform.machine()}",
-                  date=time.strftime("%Y-%m-%d"), task=task)
+    """The run's first user message: where and when, the task, then the SOPs and facts memory holds for it."""
+    opening = render("task.md", workdir=settings.workdir, platform=f"{platform.system()} {platform.machine()}",
+                     date=time.strftime("%Y-%m-%d"), task=task)
+    return "\n\n".join(filter(None, [opening, index.task_listing(settings.home, task, settings.skills_path)]))
 
 
 class Agent:
@@ -252,6 +260,7 @@ class Agent:
             self.ui.tool_done(call, result)
         # adds the stage hint; its notice follows the tool line
         result = self.escalation.observe(call, result, read_only=self._rerunnable(call.name))
+        learn.observe(call.name, result, self.ctx, self.run.id)  # SOP reads for the ledger; memory writes guarded
         # state first: a kill between the two leaves the call "started, no result", never a lost state change
         self.run.save_state()
         self.run.append({"type": "result", "id": call.id, "name": call.name, "content": result.content,

@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "stop": "ga.commands.stop",
     "schedule": "ga.commands.schedule",
     "bench": "ga.bench.cli",
+    "memory": "memory.cli",
     "models": "ga.local.cli",
 }
 """Subcommand name → the module whose main(argv) -> exit code runs it (imported only when used)."""
@@ -40,8 +41,8 @@ COMMANDS: dict[str, str] = {
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="run.py", description="ga: a minimal general-purpose LLM agent. Commands: "
-                                "runs, tail, answer, stop, schedule (python run.py COMMAND --help); "
-                                "`python run.py run TEXT` always starts a task.",
+                                "runs, tail, answer, stop, schedule, memory, models, bench "
+                                "(python run.py COMMAND --help); `python run.py run TEXT` always starts a task.",
                                 epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("task", nargs="?", help="what to do")
     p.add_argument("--version", action="version", version=f"ga {ga.__version__}")
@@ -81,6 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--headed", action="store_true", help="show the browser window")
     p.add_argument("--no-browser-profile", action="store_true", help="fresh browser profile, nothing kept")
     p.add_argument("--no-stream", action="store_true", help="do not stream replies")
+    p.add_argument("--no-learn", action="store_true", help="write no memory: no distillation, ledger or archive "
+                   "(= GA_LEARN=0)")
     p.add_argument("-q", "--quiet", action="store_true", help="only tool lines and the answer")
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
     return p
@@ -98,7 +101,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         allow_paths=[p.expanduser().resolve() for p in args.allow_path],
         sandbox=True if args.sandbox else False if args.no_sandbox else None,
         headed=args.headed or None, browser_profile=False if args.no_browser_profile else None,
-        stream=False if args.no_stream else None,
+        stream=False if args.no_stream else None, learn=False if args.no_learn else None,
     )
 
 
@@ -151,7 +154,7 @@ def run_command(argv: list[str]) -> int:
         given = frozenset(k for k, flag in (("workdir", args.workdir), ("model", args.model or args.local),
                                             ("sandbox", args.sandbox or args.no_sandbox),
                                             ("mode", args.plan or args.confirm or args.mode),
-                                            ("allow_paths", args.allow_path)) if flag)
+                                            ("allow_paths", args.allow_path), ("learn", args.no_learn)) if flag)
         outcome = run_task(settings, task=args.task, resume=args.resume, answer=args.answer, quiet=args.quiet,
                            given=given, jsonl=args.jsonl, detached=args.detached_child)
     except (ConfigError, AgentStop) as e:  # AgentStop here: a failure before the loop started

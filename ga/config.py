@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -76,6 +77,13 @@ class Settings:
     """Keep a persistent browser profile under GA_HOME (cookies survive between runs)."""
     json: bool = False
     """Print one JSON object on stdout instead of the answer."""
+    learn: bool = True
+    """GA_LEARN (0 turns it off) / --no-learn: after a run, distil it into an SOP and keep the SOP ledger and run
+    archive; off, memory is only read (SOPs are still listed) and start_long_term_update refuses."""
+    skills_path: list[Path] = field(default_factory=list)
+    """GA_SKILLS_PATH: extra Agent Skills folders (os.pathsep-separated, e.g. ~/.claude/skills) read in place."""
+    distill_timeout: float = 120
+    """GA_DISTILL_TIMEOUT: seconds the distillation request may take before it is abandoned (the run stays done)."""
 
     @property
     def runs_dir(self) -> Path:
@@ -117,6 +125,7 @@ _ENV = {
     "strikes": "GA_STRIKES",
     "repeat_nudge": "GA_REPEAT_NUDGE",
     "repeat_stop": "GA_REPEAT_STOP",
+    "distill_timeout": "GA_DISTILL_TIMEOUT",
 }
 
 
@@ -138,6 +147,7 @@ def load_settings(env: dict[str, str] | None = None, **overrides: object) -> Set
     for name, var in _ENV.items():
         if env.get(var):
             values[name] = _convert(name, env[var], kinds[str(types[name])])
+    values.update(_memory_env(env))
     values.update({k: v for k, v in overrides.items() if v is not None})
     settings = Settings(**values)
     settings.home = Path(settings.home).expanduser().resolve()
@@ -148,6 +158,17 @@ def load_settings(env: dict[str, str] | None = None, **overrides: object) -> Set
         raise ConfigError(f"unknown permission mode {settings.mode!r}: use default, plan or confirm")
     _check_thresholds(settings)
     return settings
+
+
+def _memory_env(env: Mapping[str, str]) -> dict[str, object]:
+    values: dict[str, object] = {}
+    if raw := env.get("GA_LEARN", "").strip().lower():
+        if raw not in ("0", "1", "false", "true", "no", "yes", "off", "on"):
+            raise ConfigError(f"GA_LEARN={raw!r}: use 1 (learn from runs, the default) or 0 (never write memory)")
+        values["learn"] = raw in ("1", "true", "yes", "on")
+    if raw := env.get("GA_SKILLS_PATH", ""):
+        values["skills_path"] = [Path(p).expanduser().resolve() for p in raw.split(os.pathsep) if p.strip()]
+    return values
 
 
 def _check_thresholds(s: Settings) -> None:

@@ -83,8 +83,11 @@ class ToolContext:
     def roots(self, *, write: bool = False) -> list[Path]:
         """The folders the file tools may reach, the workspace first; for reading also SOPs, memory and this run."""
         roots = list(self.settings.allow_paths)
-        if not write:  # learned SOPs and memory are readable from any workspace
-            roots += [self.settings.home / "sop", self.settings.home / "memory", self.run_dir]
+        memory = [self.settings.home / "sop", self.settings.home / "memory"]
+        if not write:  # learned SOPs, memory and extra skill folders are readable from any workspace
+            roots += [*memory, *self.settings.skills_path, self.run_dir]
+        elif self.state.get("memory_open"):  # start_long_term_update was called: memory is writable
+            roots += memory
         return [self.workspace, *(Path(r).resolve() for r in roots)]
 
     def resolve(self, path: str, *, write: bool = False) -> Path:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ga.jsonl import JsonlSink
     from ga.ui import Terminal
 
-KEPT = ("workdir", "model", "mode", "sandbox", "allow_paths")
+KEPT = ("workdir", "model", "mode", "sandbox", "allow_paths", "learn")
 """Settings a resumed run keeps from its first invocation unless its flags are given again: a resume never
 silently leaves plan mode or the sandbox."""
 
@@ -62,6 +62,10 @@ def run_task(settings: Settings, *, task: str | None, resume: str | None = None,
     if jsonl:
         run.state["jsonl"] = True  # a background resume (`answer`) keeps writing events to the same output
     ui = _sink(jsonl, quiet)
+    if settings.learn:
+        from sop.library import install_seeds
+
+        install_seeds(settings.home)  # first run of a GA_HOME: the seed SOPs
     if resume:  # what an earlier ga on this run left running, if its watchdog died too
         from tools import sweep_run
 
@@ -73,7 +77,11 @@ def run_task(settings: Settings, *, task: str | None, resume: str | None = None,
             clear_outbox(run)
             with serving(settings, run.folder / "local-server.log", ui.notice) as settings:
                 outcome = _drive(run, settings, Heartbeat(ui, run.folder), answer=answer)
-            write_outbox(run, outcome.as_json(), outcome.question)
+                write_outbox(run, outcome.as_json(), outcome.question)
+                run.unlock()
+                _end(ui, run, outcome, settings)  # while a --local model still serves: learning may need it
+        else:
+            _report(ui, run, outcome, settings)
     except ServerUnreachable:
         _close(ui)
         run.unlock()
@@ -85,7 +93,6 @@ def run_task(settings: Settings, *, task: str | None, resume: str | None = None,
         raise
     finally:
         run.unlock()
-    _report(ui, run, outcome, settings)
     if ran:  # the very last step: everything the run writes is final by now
         event = notify.payload(event="pause" if outcome.status == "paused" else "end", run_id=run.id,
                                status=outcome.status, exit_code=outcome.exit_code, state=run.state,
@@ -93,6 +100,18 @@ def run_task(settings: Settings, *, task: str | None, resume: str | None = None,
                                tool_calls=outcome.tool_calls, run_dir=run.folder)
         notify.send(event, run.folder)
     return outcome
+
+
+def _end(ui: Terminal | JsonlSink, run: Run, outcome: Outcome, settings: Settings) -> None:
+    """The outcome told, and what the run taught learned: on a terminal the answer comes first; in --jsonl the
+    end event stays the stream's last line."""
+    from memory import learn
+
+    if hasattr(ui, "end"):
+        learn.after_run(settings, run, outcome.status, ui)
+    _report(ui, run, outcome, settings)
+    if not hasattr(ui, "end"):
+        learn.after_run(settings, run, outcome.status, ui)
 
 
 def _sink(jsonl: bool, quiet: bool) -> Terminal | JsonlSink:

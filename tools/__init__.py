@@ -14,6 +14,7 @@ TOOL_MODULES = (
     "web_scan",
     "web_execute_js",
     "update_working_checkpoint",
+    "start_long_term_update",
     "ask_user",
 )
 

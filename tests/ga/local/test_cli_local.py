@@ -46,6 +46,18 @@ def test_local_runs_against_its_own_server_and_stops_it(tmp_path, workspace, how
     assert not alive(pid)
 
 
+def test_a_local_run_is_distilled_while_its_server_still_runs(tmp_path, workspace):
+    from tests.memory.helpers import SOP_REPLY, csv_run
+
+    ready_cache(tmp_path / "xdg" / "ga" / "local")
+    script = [*csv_run(), {"content": SOP_REPLY.format(name="csv-summary-script", extra="")}]
+    proc = ga(["--local", "write a script that summarises data.csv", "--json"], tmp_path, workspace, script=script)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "home/sop/csv-summary-script/SKILL.md").is_file(), proc.stderr
+    (pid,) = server_pids(tmp_path / "home")
+    assert not alive(pid)
+
+
 def test_a_paused_local_run_resumes_with_a_new_server(tmp_path, workspace):
     ready_cache(tmp_path / "xdg" / "ga" / "local")
     script = [{"tool_calls": [tool_call("ask_user", question="Which file?")]}]

@@ -1,0 +1,121 @@
+"""What memory puts in front of the model: the L1 index (system prompt) and, per task, the SOPs and facts that fit.
+
+The index changes only when memory does (names and flags, never counters), so the system prompt stays a
+byte-identical prefix between runs; the per-task listing goes into the run's first user message.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from memory import store
+from sop import retrieval
+from sop.library import Library, load
+from sop.skill import Skill
+from sop.tokens import tokenize
+
+INDEX_LINES = 12
+"""SOP lines in the L1 index at most; the rest are counted on one line."""
+INDEX_CHARS = 480
+"""About 120 tokens: the index's budget, enforced here, never by asking the model."""
+FACTS_LISTED = 3
+RUN_TAG = re.compile(r"\s*\[run [^\]]*\]\s*$")
+
+
+def facts(home: Path) -> list[str]:
+    """L2: the fact lines of GA_HOME/memory/facts.md (`- text [run ID]`)."""
+    return [line[2:].strip() for line in store.read_text(store.facts_path(home)).splitlines()
+            if line.startswith("- ") and line[2:].strip()]
+
+
+def _rank_key(skill: Skill) -> tuple:
+    meta = skill.metadata
+    return (-int(meta.get("successes", "0") or 0), -int(meta.get("uses", "0") or 0), skill.name)
+
+
+def indexed(skill: Skill) -> bool:
+    """In the L1 index: every SOP but an untried seed (it teaches ga's own tools and is listed with the tasks it
+    fits; a "Hello" need not pay for it every turn)."""
+    meta = skill.metadata
+    return not (meta.get("source") == "seed" and meta.get("uses", "0") in ("", "0") and skill.status == "ok")
+
+
+def index_text(home: Path, lib: Library, *, every_sop: bool = False) -> str:
+    """The L1 index: which SOPs exist (the most proven first, within the budget), flags, where facts are;
+    `every_sop` counts untried seeds too (for the model about to write to memory)."""
+    shown = sorted(lib.skills if every_sop else filter(indexed, lib.skills), key=_rank_key)
+    if not shown and not lib.archived and not facts(home):
+        return ""
+    lines = [f"Memory index. SOPs (open: file_read {store.sop_dir(home)}/NAME/SKILL.md):"]
+    used = len(lines[0])
+    kept = []
+    for skill in shown[:INDEX_LINES]:
+        line = f"- {skill.name}" + (" (flagged: failed twice in a row, distrust it)" if skill.status == "flagged"
+                                    else "") + (" (external)" if skill.origin == "external" else "")
+        if used + len(line) > INDEX_CHARS:
+            break
+        kept.append(line)
+        used += len(line) + 1
+    lines += sorted(kept)
+    if len(kept) < len(shown):
+        lines.append(f"- … {len(shown) - len(kept)} more: `python run.py memory list`")
+    if lib.archived:
+        lines.append(f"Archived after repeated failures: {store.archived_dir(home)}/ ({len(lib.archived)})")
+    if count := len(facts(home)):
+        lines.append(f"Facts: {store.facts_path(home)} ({count})")
+    return "\n".join(lines)
+
+
+def refresh(home: Path, lib: Library | None = None, skills_path: list[Path] = ()) -> str:
+    """Rewrite GA_HOME/memory/index.md if it is stale (call with store.locked held, or accept a racing rebuild)."""
+    lib = lib or load(home, skills_path)
+    text = index_text(home, lib)
+    path = store.index_path(home)
+    if text and store.read_text(path) != text + "\n":
+        store.write_text(path, text + "\n")
+    elif not text and path.exists():
+        path.unlink()
+    return text
+
+
+def system_section(home: Path, skills_path: list[Path] = ()) -> str:
+    """The index for the system prompt; rebuilt first when SOPs were changed by hand (index.md is then stale)."""
+    lib = load(home, skills_path)
+    text = index_text(home, lib)
+    if text + "\n" != store.read_text(store.index_path(home)) and (text or store.index_path(home).exists()):
+        try:
+            with store.locked(home, timeout=2):
+                refresh(home, lib)
+        except (OSError, store.MemoryBusy):
+            pass  # a stale file on disk is harmless: the prompt gets the fresh text anyway
+    return text
+
+
+def task_listing(home: Path, task: str, skills_path: list[Path] = ()) -> str:
+    """The SOPs and facts that fit `task`, for its first message ('' when nothing does)."""
+    lib = load(home, skills_path)
+    found = retrieval.relevant(lib.skills, task)
+    lines = []
+    if found:
+        lines.append("[Memory: SOPs that worked for similar tasks. Open the fitting one with file_read first and "
+                     "follow it; if a step is wrong, say so.]")
+        for skill, _ in found:
+            flag = " [flagged: failed twice in a row — check each step]" if skill.status == "flagged" else ""
+            lines.append(f"- {skill.path}{flag}: {skill.description}")
+    fact_lines = relevant_facts(home, task, lib.skills)
+    if fact_lines:
+        lines.append("[Memory: facts verified in earlier runs]")
+        lines += [f"- {RUN_TAG.sub('', f)}" for f in fact_lines]
+    return "\n".join(lines)
+
+
+def relevant_facts(home: Path, task: str, skills: list[Skill] = (), limit: int = FACTS_LISTED) -> list[str]:
+    """Facts that fit `task`, ranked among the SOPs too: word weights stay those of a library, not of three lines."""
+    known = facts(home)
+    if not known:
+        return []
+    documents = [retrieval.skill_fields(s) for s in skills] + [(tokenize(RUN_TAG.sub("", f)), []) for f in known]
+    ranker = retrieval.Ranker(documents)
+    found = ranker.rank(task, limit=len(skills) + limit)
+    return [known[m.index - len(skills)] for m in found if m.index >= len(skills)][:limit]

@@ -1,0 +1,1 @@
+"""The SOP library: Agent Skills format, ledger, retrieval, seed SOPs."""

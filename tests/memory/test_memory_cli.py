@@ -1,0 +1,95 @@
+"""python run.py memory ...: list, show, rm, search, export, import, GA_SKILLS_PATH, seeds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from sop.skill import read
+from tests.memory.helpers import JSON_REPLY, SOP_REPLY, csv_run, first_user_message, run_ga
+from tests.test_cli import ga
+
+
+def memory(args: list[str], home: Path, cwd: Path, **env: str):
+    env.setdefault("GA_LEARN", "")
+    return ga(["memory", *args], None, home, cwd, **env)
+
+
+def skill_folder(root: Path, name: str, text: str) -> Path:
+    folder = root / name
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(text)
+    return folder
+
+
+def test_import_of_a_malformed_skill_says_what_is_wrong_and_imports_nothing(home, workspace, tmp_path):
+    src = tmp_path / "skills"
+    skill_folder(src, "json-to-csv", JSON_REPLY)
+    skill_folder(src, "Bad_Skill", "---\nname: Bad_Skill\nmetadata: [1, 2]\n---\nbody\n")
+    skill_folder(src, "no-front", "just text, no front-matter\n")
+    proc = memory(["import", str(src)], home, workspace)
+    assert proc.returncode == 1
+    assert "nothing imported" in proc.stderr
+    assert "`name` 'Bad_Skill' must be lowercase" in proc.stderr
+    assert "`description` is missing" in proc.stderr and "`metadata` must be a map" in proc.stderr
+    assert "no YAML front-matter" in proc.stderr
+    assert not (home / "sop/json-to-csv").exists()
+    proc = memory(["import", str(src / "json-to-csv")], home, workspace)
+    assert proc.returncode == 0, proc.stderr
+    meta = read(home / "sop/json-to-csv/SKILL.md").metadata
+    assert meta["source"] == f"import:{src / 'json-to-csv'}" and meta["status"] == "ok"
+    assert memory(["import", str(src / "json-to-csv")], home, workspace).returncode == 1  # exists: --force needed
+    assert memory(["import", str(src / "json-to-csv"), "--force"], home, workspace).returncode == 0
+
+
+def test_list_show_search_rm_and_export(home, workspace, tmp_path):
+    run_ga([*csv_run(), {"content": SOP_REPLY.format(name="csv-summary-script", extra="")}], home, workspace,
+           "write a script that summarises data.csv")
+    rows = json.loads(memory(["list", "--json"], home, workspace).stdout)
+    row = next(r for r in rows if r["name"] == "csv-summary-script")
+    assert row["status"] == "ok" and row["source"] == "distilled" and row["uses"] == "0"
+    assert "Write and run a Python script" in memory(["show", "csv-summary-script"], home, workspace).stdout
+    found = json.loads(memory(["search", "summarize the columns of sales.csv", "--json"], home, workspace).stdout)
+    assert found[0]["name"] == "csv-summary-script" and set(found[0]) == {"name", "description", "score"}
+    assert json.loads(memory(["search", "Hello", "--json"], home, workspace).stdout) == []
+    runs = json.loads(memory(["search", "summarises data.csv", "--runs", "--json"], home, workspace).stdout)
+    assert len(runs) == 1 and "summarise" in runs[0]["summary"]
+    proc = memory(["export", str(tmp_path / "out")], home, workspace)
+    assert proc.returncode == 0, proc.stderr
+    read(tmp_path / "out/csv-summary-script/SKILL.md")
+    assert memory(["export", str(tmp_path / "out")], home, workspace).returncode == 1  # would overwrite
+    proc = memory(["show", "csv-sumary-script"], home, workspace)
+    assert proc.returncode == 1 and "Did you mean: csv-summary-script" in proc.stderr
+    assert memory(["rm", "csv-summary-script"], home, workspace).returncode == 0
+    assert not (home / "sop/csv-summary-script").exists()
+    assert not (home / "memory/index.md").exists()  # untried seeds alone make no index
+
+
+def test_seeds_are_installed_once_and_stay_removed(home, workspace):
+    names = [r["name"] for r in json.loads(memory(["list", "--json"], home, workspace).stdout)]
+    assert "web-scan-refs" in names and "install-missing-package" in names
+    assert memory(["rm", "web-scan-refs"], home, workspace).returncode == 0
+    _, server = run_ga([{"content": "hi"}], home, workspace, "Hello")
+    assert not (home / "sop/web-scan-refs").exists()
+    assert "Memory index" not in server.requests[0]["messages"][0]["content"]  # untried seeds: listed when they fit
+    task = "python app.py fails: ModuleNotFoundError: No module named 'yaml'"
+    _, server = run_ga([{"content": "ok"}], home, workspace, task)
+    assert str(home / "sop/install-missing-package/SKILL.md") in first_user_message(server)
+
+
+def test_skills_path_folders_are_read_in_place(home, workspace, tmp_path):
+    external = tmp_path / "claude-skills"
+    skill_folder(external, "json-to-csv", JSON_REPLY)
+    env = {"GA_SKILLS_PATH": str(external)}
+    rows = json.loads(memory(["list", "--json"], home, workspace, **env).stdout)
+    assert {"name": "json-to-csv", "origin": "external"}.items() <= next(
+        r for r in rows if r["name"] == "json-to-csv").items()
+    path = external / "json-to-csv/SKILL.md"
+    from ga.testing import tool_call
+
+    steps = [{"tool_calls": [tool_call("file_read", path=str(path))]}, {"content": "read it"}]
+    _proc, server = run_ga(steps, home, workspace, "flatten the nested users.json into a csv table", **env)
+    assert str(path) in server.requests[0]["messages"][1]["content"]  # listed
+    assert "Flatten nested JSON" in server.requests[1]["messages"][-1]["content"]  # and readable
+    assert path.read_text() == JSON_REPLY  # never written: no ledger in someone else's folder
+    assert memory(["rm", "json-to-csv"], home, workspace, **env).returncode == 1
