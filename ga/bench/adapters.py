@@ -68,8 +68,9 @@ def ga_version() -> str:
 
 
 def answer_command(run_id: str, answer: str) -> list[str]:
-    """The command that gives a paused ga run the human's answer and continues it to its next stop.
-    (When the run mailbox lands: `run.py answer RUN_ID TEXT` followed by `run.py tail RUN_ID`.)"""
+    """The command that gives a paused ga run the human's answer and continues it to its next stop, in the
+    foreground with --json: the harness needs the outcome (`run.py answer RUN_ID TEXT` does the same in the
+    background, for a human who does not wait)."""
     return [sys.executable, str(RUN_PY), "--resume", run_id, "--answer", answer, "--json", "--autonomous"]
 
 
