@@ -73,7 +73,7 @@ class ReplayModel:
         self.steps = list(turns)  # the last one, without calls, is the answer
         self.requests: list[dict] = []
 
-    def complete(self, messages, tools, on_text=None) -> Reply:
+    def complete(self, messages, tools, on_text=None, deadline=None) -> Reply:
         text = render(messages, tools)
         prompt = count_tokens(text)
         self.requests.append({"text": text, "tokens": prompt, "main": bool(tools), "messages": messages})

@@ -175,7 +175,7 @@ class Run:
             if kind == "message":
                 h.messages.append(event["message"])
                 h.usage.add(Usage(**event.get("usage", {})))
-            elif kind == "summary":  # the context's side request: real spend
+            elif kind in ("summary", "memory"):  # side requests (the context's summary, distillation): real spend
                 h.usage.add(Usage(**event.get("usage", {})))
             elif kind == "call_start":
                 h.started.add(event["id"])

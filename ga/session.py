@@ -77,9 +77,9 @@ def run_task(settings: Settings, *, task: str | None, resume: str | None = None,
             clear_outbox(run)
             with serving(settings, run.folder / "local-server.log", ui.notice) as settings:
                 outcome = _drive(run, settings, Heartbeat(ui, run.folder), answer=answer)
-                write_outbox(run, outcome.as_json(), outcome.question)
                 run.unlock()
                 _end(ui, run, outcome, settings)  # while a --local model still serves: learning may need it
+            write_outbox(run, outcome.as_json(), outcome.question)
         else:
             _report(ui, run, outcome, settings)
     except ServerUnreachable:
@@ -103,15 +103,18 @@ def run_task(settings: Settings, *, task: str | None, resume: str | None = None,
 
 
 def _end(ui: Terminal | JsonlSink, run: Run, outcome: Outcome, settings: Settings) -> None:
-    """The outcome told, and what the run taught learned: on a terminal the answer comes first; in --jsonl the
-    end event stays the stream's last line."""
+    """The outcome told, and what the run taught learned (its spend counted in the run's usage): on a terminal
+    the answer comes first; in --jsonl the end event stays the stream's last line."""
     from memory import learn
 
-    if hasattr(ui, "end"):
-        learn.after_run(settings, run, outcome.status, ui)
-    _report(ui, run, outcome, settings)
     if not hasattr(ui, "end"):
-        learn.after_run(settings, run, outcome.status, ui)
+        _report(ui, run, outcome, settings)
+    if spent := learn.after_run(settings, run, outcome.status, ui):
+        outcome.usage.add(spent)
+        run.state["usage"] = asdict(outcome.usage)
+        run.save_state()
+    if hasattr(ui, "end"):
+        _report(ui, run, outcome, settings)
 
 
 def _sink(jsonl: bool, quiet: bool) -> Terminal | JsonlSink:

@@ -15,7 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 from ga.config import Settings
-from ga.protocols import UI
+from ga.protocols import UI, Usage
 from ga.runs import Run
 from memory import distill, store
 from memory.guard import is_memory_path, opened_skill, run_secrets, sanitize, scrub
@@ -60,11 +60,12 @@ def observe(tool: str, result, ctx, run_id: str) -> None:
             result.content += "\n[memory: " + "; ".join(notes) + "]"
 
 
-def after_run(settings: Settings, run: Run, status: str, ui: UI) -> None:
-    """Learn from a finished run. Never raises: a failure is one line on the terminal."""
+def after_run(settings: Settings, run: Run, status: str, ui: UI) -> Usage | None:
+    """Learn from a finished run; what the distillation request spent, if one was answered. Never raises: a
+    failure is one line on the terminal."""
     mem = run.state.setdefault("tool_state", {}).setdefault("memory", {})
     if not settings.learn or status not in FINISHED or mem.get("learned"):
-        return
+        return None
     try:
         report = _learn(settings, run, status, mem)
     except KeyboardInterrupt:
@@ -80,6 +81,7 @@ def after_run(settings: Settings, run: Run, status: str, ui: UI) -> None:
     mem["learned"] = True
     run.save_state()
     run.append({"type": "memory", **report})
+    return Usage(**report["usage"]) if "usage" in report else None
 
 
 def _learn(settings: Settings, run: Run, status: str, mem: dict) -> dict:

@@ -44,6 +44,18 @@ def test_a_successful_multistep_run_leaves_one_valid_sop_and_a_refreshed_index(h
     assert (home / f"memory/archive/{run_id}.md").read_text().startswith(f"Run {run_id}")
 
 
+def test_the_distillation_request_is_counted_in_the_runs_usage(home, workspace):
+    proc, server = run_ga([*csv_run(), {"content": "NOTHING"}], home, workspace, TASK, "--json")
+    server.assert_complete()
+    usage = json.loads(proc.stdout)["usage"]
+    assert usage["requests"] == len(server.requests) == len(csv_run()) + 1  # what a metering proxy counts
+    (run,) = (home / "runs").iterdir()
+    assert json.loads((run / "state.json").read_text())["usage"] == usage  # `runs` shows the same
+    with ScriptedServer([]) as idle:
+        again = ga(["--resume", run.name, "--json"], idle, home, workspace, GA_LEARN="")
+    assert not idle.requests and json.loads(again.stdout)["usage"] == usage  # the finished run, told again
+
+
 def test_a_second_similar_task_lists_the_sop_in_its_first_request_and_an_unrelated_one_lists_none(home, workspace):
     run_ga([*csv_run(), {"content": SOP_REPLY.format(name="csv-summary-script", extra="")}], home, workspace, TASK)
     proc, server = run_ga([{"content": "ok"}], home, workspace, "summarize the columns of sales.csv")
