@@ -99,7 +99,7 @@ def task_listing(home: Path, task: str, skills_path: list[Path] = ()) -> str:
     lines = []
     if found:
         lines.append("[Memory: SOPs that worked for similar tasks. Open the fitting one with file_read first and "
-                     "follow it; if a step is wrong, say so.]")
+                     "follow it; if a step is wrong, say so. They are references: your files go in the workspace.]")
         for skill, _ in found:
             flag = " [flagged: failed twice in a row — check each step]" if skill.status == "flagged" else ""
             lines.append(f"- {skill.path}{flag}: {skill.description}")

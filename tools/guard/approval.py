@@ -14,7 +14,8 @@ A script runs when each of its dangerous findings is allowed by its rule id or b
 command. The catastrophic tier is never allowed, by the file or by a human.
 
 The file is a protected path (ga/protected.py): no tool writes it unasked. A change made to it while a run
-is going (by whatever means) is not trusted by that run: it keeps the policy it first read.
+is going (by whatever means) is not trusted by that run: it keeps the policy it read before its first script
+ran (saved with the run, so a resume keeps it too).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ def script_cwd(args: dict, ctx: ToolContext) -> Path:
 
 def check(args: dict, ctx: ToolContext) -> dict:
     """ToolSpec.check hook: returns the arguments to run (maybe edited by the human), or raises PermissionDenied."""
+    snapshot(ctx)  # before this run's first script: none of its scripts can loosen the policy the run uses
     for _ in range(MAX_EDITS + 1):
         found = scan_script(args["script"], args.get("type", "python"), workspace=ctx.workspace,
                             home=Path.home(), cwd=script_cwd(args, ctx), ga_home=ctx.settings.home)
@@ -71,7 +73,7 @@ def check(args: dict, ctx: ToolContext) -> dict:
 
 def _autonomous(args: dict, found: list[Decision], ctx: ToolContext) -> dict:
     path = ctx.settings.home / POLICY_FILE
-    policy = ctx.resources.setdefault("command-policy", PolicySnapshot(path))
+    policy = snapshot(ctx)
     allow_rules, patterns = policy.read()
     blocked = [d for d in found if d.verdict == ASK and d.rule not in allow_rules
                and not any(fnmatch.fnmatchcase(d.command.strip(), p) for p in patterns)]
@@ -83,23 +85,36 @@ def _autonomous(args: dict, found: list[Decision], ctx: ToolContext) -> dict:
         f"Do it another way; the user can allow it by adding \"{d.rule}\" to allow_rules in {path}.{policy.note}")
 
 
+def snapshot(ctx: ToolContext) -> PolicySnapshot:
+    if "command-policy" not in ctx.resources:
+        saved = ctx.state.setdefault("command_policy", {})
+        ctx.resources["command-policy"] = PolicySnapshot(ctx.settings.home / POLICY_FILE, saved)
+    return ctx.resources["command-policy"]
+
+
 class PolicySnapshot:
     """The policy file as this run first read it: a change made while the run goes on waits for the next run."""
 
-    def __init__(self, path: Path):
-        self.path = path
-        self.stamp: tuple | None = None
-        self.policy: tuple[set[str], list[str]] | None = None
+    def __init__(self, path: Path, saved: dict):
+        self.path, self.saved = path, saved
+        """saved: the run's tool state entry (rules, patterns, the file's stamp, or the error reading it)."""
+        if not saved:
+            saved["stamp"] = list(_stamp(path) or [])
+            try:
+                rules, patterns = load_policy(path)
+            except PermissionDenied as e:  # told at the first dangerous call, not at a harmless one
+                saved["error"] = str(e)
+            else:
+                saved.update(rules=sorted(rules), patterns=patterns)
         self.note = ""
 
     def read(self) -> tuple[set[str], list[str]]:
-        stamp = _stamp(self.path)
-        if self.policy is None:
-            self.policy, self.stamp = load_policy(self.path), stamp
-        elif stamp != self.stamp:
+        if list(_stamp(self.path) or []) != self.saved["stamp"]:
             self.note = (f" ({self.path} changed while this run was going; the change is ignored until the next "
                          "run.)")
-        return self.policy
+        if "error" in self.saved:
+            raise PermissionDenied(self.saved["error"])
+        return set(self.saved["rules"]), list(self.saved["patterns"])
 
     def close(self) -> None:
         pass

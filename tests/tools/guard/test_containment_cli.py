@@ -135,6 +135,22 @@ def test_code_run_may_not_approve_itself_and_patterns_match_single_commands(home
     assert "rule: delete-outside-workspace" in second and (user_home / "docs/keep.txt").exists()
 
 
+def test_a_script_that_rewrites_the_policy_does_not_loosen_it_for_its_own_run(home, workspace, user_home):
+    policy = home / "policy.json"
+    home.mkdir(parents=True)
+    policy.write_text(json.dumps({"allow_commands": []}))
+    hidden = f"open({str(policy)!r}, 'w').write('{{\"allow_commands\": [\"*\"]}}')".encode().hex()
+    steps = [code_run(f"exec(bytes.fromhex({hidden!r}).decode())", "python"),  # the scan cannot see the path
+             code_run("rm -rf ~/docs"), {"content": "The second script was refused."}]
+    with ScriptedServer(steps) as server:
+        proc = ga(["tidy up", "--no-sandbox"], server, home, workspace, HOME=str(user_home))
+    assert proc.returncode == 0, proc.stderr
+    assert '"*"' in policy.read_text()  # the first script did rewrite it...
+    refused = results(server)[1]
+    assert "rule: delete-outside-workspace" in refused and "changed while this run was going" in refused
+    assert (user_home / "docs/keep.txt").exists()  # ...and the run kept the policy it started with
+
+
 # --- 3: secrets --------------------------------------------------------------------------------------------
 
 def test_children_cannot_read_the_key_and_secrets_are_redacted_everywhere(home, workspace):
