@@ -190,13 +190,14 @@ def _install(home: Path, skills: list[Skill]) -> None:
 def _fixed_context(home: Path, workspace: Path, task: str) -> tuple[int, int]:
     """Tokens of system prompt + nine tool schemas + the first user message for `task`; and the index's share."""
     from bench.tokens import count_tokens
-    from ga.agent import memory_index, opening_message, system_prompt
+    from ga.agent import first_message, memory_index, system_prompt, task_listing
     from ga.config import load_settings
     from tools import load_tools
 
     settings = load_settings(env={}, home=home, workdir=workspace, model="m")
     tools = json.dumps([s.schema() for s in load_tools()])
-    total = count_tokens(system_prompt(settings)) + count_tokens(tools) + count_tokens(opening_message(settings, task))
+    system = system_prompt(settings, task_listing(settings, task))
+    total = count_tokens(system) + count_tokens(tools) + count_tokens(first_message(settings, task))
     return total, count_tokens(memory_index(settings))
 
 

@@ -42,10 +42,11 @@ class Outcome:
                 "usage": asdict(self.usage), "tool_calls": self.tool_calls}
 
 
-def system_prompt(settings: Settings) -> str:
-    """The same for every run and workspace, so a prompt-caching server reuses it with the tool schemas; the L1
-    memory index changes only when memory does. What varies per run goes into the first user message."""
-    return "\n\n".join(filter(None, [render("system.md"), memory_index(settings)]))
+def system_prompt(settings: Settings, listing: str = "") -> str:
+    """The same for every run and workspace up to the L1 memory index (which changes only when memory does), so a
+    prompt-caching server reuses it; the SOPs and facts listed for this task come last. What varies per run
+    otherwise (workspace, platform, date) goes into the first user message."""
+    return "\n\n".join(filter(None, [render("system.md"), memory_index(settings), listing]))
 
 
 def memory_index(settings: Settings) -> str:
@@ -53,11 +54,15 @@ def memory_index(settings: Settings) -> str:
     return index.system_section(settings.home, settings.skills_path)
 
 
+def task_listing(settings: Settings, task: str) -> str:
+    """The SOPs and facts memory holds for this task ("" when nothing is relevant)."""
+    return index.task_listing(settings.home, task, settings.skills_path)
+
+
 def first_message(settings: Settings, task: str) -> str:
-    """The run's first user message: where and when, the task, then the SOPs and facts memory holds for it."""
-    opening = render("task.md", workdir=settings.workdir, platform=f"{platform.system()} {platform.machine()}",
-                     date=time.strftime("%Y-%m-%d"), task=task)
-    return "\n\n".join(filter(None, [opening, index.task_listing(settings.home, task, settings.skills_path)]))
+    """The run's first user message: where and when, then the task."""
+    return render("task.md", workdir=settings.workdir, platform=f"{platform.system()} {platform.machine()}",
+                  date=time.strftime("%Y-%m-%d"), task=task)
 
 
 class Agent:
@@ -73,7 +78,11 @@ class Agent:
         self.inbox = Inbox(run, history.mail)
         self.answer, self.answer_mail = self.inbox.answer_for(answer)  # given, else one waiting in the mailbox
         self.schemas = dispatcher.schemas()
-        self.context = Context(system_prompt(settings), budget=settings.context_tokens, tools=self.schemas,
+        self.fresh = not history.messages
+        if self.fresh:  # listed once, when the run starts: a resume sends the same system prompt
+            run.state["sop_listing"] = task_listing(settings, run.state["task"])
+        system = system_prompt(settings, run.state.get("sop_listing", ""))
+        self.context = Context(system, budget=settings.context_tokens, tools=self.schemas,
                                window=settings.model_window, state=run.state.setdefault("context", {}),
                                save_output=self.ctx.save_output, summarise=self._summarise, on_step=self._on_step)
         self.context.extend(history.messages, {i: (r.get("details") or {}).get("full_output")
@@ -83,7 +92,6 @@ class Agent:
         self.clock = time.monotonic()
         if settings.max_time:
             self.ctx.deadline = self.clock + settings.max_time
-        self.fresh = not history.messages
         if self.fresh:
             self.record({"role": "user", "content": first_message(settings, run.state["task"])})
 

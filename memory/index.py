@@ -102,7 +102,7 @@ def task_listing(home: Path, task: str, skills_path: list[Path] = ()) -> str:
                      "follow it; if a step is wrong, say so. They are references: your files go in the workspace.]")
         for skill, _ in found:
             flag = " [flagged: failed twice in a row — check each step]" if skill.status == "flagged" else ""
-            lines.append(f"- {skill.path}{flag}: {skill.description}")
+            lines.append(f"- {skill.name} ({skill.path}){flag}: {skill.description}")
     fact_lines = relevant_facts(home, task, lib.skills)
     if fact_lines:
         lines.append("[Memory: facts verified in earlier runs]")

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize("argv", [["bench/context_bench.py", "--no-stress"], ["bench/core_bench.py", "--turns", "30"],
-                                  ["bench/memory_bench.py", "--only", "retrieval", "--repeats", "1"]])
+                                  ["bench/memory_bench.py", "--repeats", "1"]])
 def test_a_benchmark_runs_to_its_end(argv, tmp_path):
     proc = subprocess.run([sys.executable, *argv], cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
                           env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "GA_HOME": str(tmp_path / "ga")})

@@ -75,6 +75,11 @@ def sop_names(home: Path) -> list[str]:
     return sorted(p.parent.name for p in folder.glob("*/SKILL.md")) if folder.is_dir() else []
 
 
+def listed(server: ScriptedServer) -> str:
+    """The first request's system prompt: where the SOPs and facts listed for the task are."""
+    return server.requests[0]["messages"][0]["content"]
+
+
 def first_user_message(server: ScriptedServer) -> str:
     """The run's first user message after its per-run header line (workspace, platform, date)."""
     first = next(m["content"] for m in server.requests[0]["messages"] if m["role"] == "user")

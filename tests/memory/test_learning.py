@@ -13,6 +13,7 @@ from tests.memory.helpers import (
     SOP_REPLY,
     csv_run,
     first_user_message,
+    listed,
     memory_events,
     run_ga,
     sop_names,
@@ -60,13 +61,12 @@ def test_a_second_similar_task_lists_the_sop_in_its_first_request_and_an_unrelat
     run_ga([*csv_run(), {"content": SOP_REPLY.format(name="csv-summary-script", extra="")}], home, workspace, TASK)
     proc, server = run_ga([{"content": "ok"}], home, workspace, "summarize the columns of sales.csv")
     assert proc.returncode == 0, proc.stderr
-    first = first_user_message(server)
-    assert first.startswith("summarize the columns of sales.csv\n\n[Memory: SOPs")
-    assert str(home / "sop/csv-summary-script/SKILL.md") in first
-    system = server.requests[0]["messages"][0]["content"]
-    assert "summarize the columns" not in system  # the per-task listing stays out of the stable system prompt
+    assert first_user_message(server) == "summarize the columns of sales.csv"
+    system = listed(server)  # listed at the end of the system prompt, after the parts every run shares
+    assert "[Memory: SOPs" in system and f"- csv-summary-script ({home / 'sop/csv-summary-script/SKILL.md'})" in system
+    assert system.index("[Memory: SOPs") > system.index("Memory index")  # after the L1 index
     proc, server = run_ga([{"content": "Hi!"}], home, workspace, "Hello")
-    assert first_user_message(server) == "Hello"
+    assert first_user_message(server) == "Hello" and "[Memory: SOPs" not in listed(server)
 
 
 def test_the_sop_keeps_the_distillers_keywords_and_the_users_own_words_for_the_next_task(home, workspace):
@@ -78,7 +78,7 @@ def test_the_sop_keeps_the_distillers_keywords_and_the_users_own_words_for_the_n
     assert keywords.split(", ")[:6] == ["python", "汇总", "data", "csv", "每一列", "spreadsheet totals"]
     assert "报表" in keywords
     _, server = run_ga([{"content": "ok"}], home, workspace, "把 sales.csv 做成报表")  # csv alone is too little
-    assert str(home / "sop/csv-summary-script/SKILL.md") in first_user_message(server)
+    assert str(home / "sop/csv-summary-script/SKILL.md") in listed(server)
 
 
 def test_the_same_family_distilled_ten_times_leaves_one_sop_and_one_index_line(home, workspace):
@@ -183,14 +183,14 @@ def test_an_sop_that_failed_twice_in_a_row_is_flagged_then_archived_with_a_point
     assert "failed twice in a row" in proc.stderr
     assert "- csv-summary-script (flagged" in (home / "memory/index.md").read_text()
     _, server = run_ga([{"content": "ok"}], home, workspace, TASK)
-    assert "[flagged: failed twice in a row" in first_user_message(server)
+    assert "[flagged: failed twice in a row" in listed(server)
     for _ in range(2):
         run_ga(failing, home, workspace, TASK, "--max-turns", "2")
     archived = home / "sop/.archived/csv-summary-script/SKILL.md"
     assert not path.exists() and read(archived).metadata["status"] == "archived"  # moved, never deleted
     assert "Archived after repeated failures" in (home / "memory/index.md").read_text()
     _, server = run_ga([{"content": "ok"}], home, workspace, TASK)
-    assert "csv-summary-script" not in first_user_message(server)
+    assert f"({path})" not in listed(server)
 
 
 def test_memory_events_record_what_was_learned(home, workspace):

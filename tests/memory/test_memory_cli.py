@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from sop.skill import read
-from tests.memory.helpers import JSON_REPLY, SOP_REPLY, csv_run, first_user_message, run_ga
+from tests.memory.helpers import JSON_REPLY, SOP_REPLY, csv_run, listed, run_ga
 from tests.test_cli import ga
 
 
@@ -74,7 +74,7 @@ def test_seeds_are_installed_once_and_stay_removed(home, workspace):
     assert "Memory index" not in server.requests[0]["messages"][0]["content"]  # untried seeds: listed when they fit
     task = "python app.py fails: ModuleNotFoundError: No module named 'yaml'"
     _, server = run_ga([{"content": "ok"}], home, workspace, task)
-    assert str(home / "sop/install-missing-package/SKILL.md") in first_user_message(server)
+    assert str(home / "sop/install-missing-package/SKILL.md") in listed(server)
 
 
 def test_skills_path_folders_are_read_in_place(home, workspace, tmp_path):
@@ -89,7 +89,7 @@ def test_skills_path_folders_are_read_in_place(home, workspace, tmp_path):
 
     steps = [{"tool_calls": [tool_call("file_read", path=str(path))]}, {"content": "read it"}]
     _proc, server = run_ga(steps, home, workspace, "flatten the nested users.json into a csv table", **env)
-    assert str(path) in server.requests[0]["messages"][1]["content"]  # listed
+    assert str(path) in listed(server)  # listed
     assert "Flatten nested JSON" in server.requests[1]["messages"][-1]["content"]  # and readable
     assert path.read_text() == JSON_REPLY  # never written: no ledger in someone else's folder
     assert memory(["rm", "json-to-csv"], home, workspace, **env).returncode == 1
