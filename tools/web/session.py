@@ -273,6 +273,8 @@ class BrowserSession:
             if not create:
                 raise ToolError("No tab is open. Open a page with web_scan(url=...).")
             return self._open("about:blank"), self.tabs[self.current]
+        if tab_id not in self.tabs and not self.tabs and create:  # nothing open yet: the first tab is the one meant
+            return self._open("about:blank"), self.tabs[self.current]
         if tab_id not in self.tabs:
             known = ", ".join(self.tabs) or "none"
             raise ToolError(f"No tab {tab_id!r} (open tabs: {known}). Use web_scan(tabs_only=true) to list them.")
