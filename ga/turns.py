@@ -30,6 +30,9 @@ DOUBT = ("Your reply has no tool call, so it would end the task, but {why}. If t
          "final answer: what you did and the result. Otherwise call a tool to continue.")
 TOO_MANY = ("Only the first {limit} of your {asked} tool calls were run; the other {rest} were not. Call again "
             "for those still needed, at most {limit} per reply.")
+_PROMISE = re.compile(r"\b(?:I will|I'll|I am going to|let me|here(?:'s| is) the (?:updated|corrected|new) "
+                      r"(?:command|call|code))\b", re.IGNORECASE)
+"""A reply announcing a step (small models often do, right after an error) rather than reporting a result."""
 _RUNTIME_PIECE = re.compile(r"[^.:;,()\[\]{}$\n]{20,}")
 """Sentence pieces of ga's own instructions: a reply holding one echoes them instead of answering."""
 
@@ -94,6 +97,8 @@ def not_an_answer(content: str, *, after_failure: bool = False) -> str | None:
         return "it holds no text, only stray brackets or tags"
     if len(text.split()) < 2 and after_failure:
         return f"it is only {text!r}"
+    if after_failure and _PROMISE.search(text):
+        return "it says what you will do next, but calls no tool to do it"
     lowered = text.lower()
     if any(piece in lowered for piece in _runtime_pieces()):
         return "it repeats ga's own instructions instead of giving a result"

@@ -101,6 +101,13 @@ def test_a_short_answer_after_success_or_without_calls_is_an_answer():
     assert not_an_answer("I created hello.txt containing Hello, world.", after_failure=True) is None
 
 
+def test_a_reply_that_only_announces_a_step_after_a_failure_is_doubted():
+    promise = "To fix the issue, I will create a new file with file_write. Here's the updated command:"
+    assert not_an_answer(promise, after_failure=True) == "it says what you will do next, but calls no tool to do it"
+    assert not_an_answer("Let me know if you need anything else.", after_failure=False) is None  # after success
+    assert not_an_answer("The file could not be created: the disk is full.", after_failure=True) is None
+
+
 def test_a_content_filter_stop_is_named_and_its_calls_are_not_run(settings):
     filtered = {"content": "I can", "finish_reason": "content_filter",
                 "tool_calls": [{"name": "update_working_checkpoint", "arguments": {"key_info": "half"}}]}
