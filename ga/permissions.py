@@ -47,5 +47,14 @@ def confine(path: str, workspace: Path, roots: list[Path], *, write: bool) -> Pa
     verb = "write" if write else "read"
     raise PermissionDenied(
         f"Refused to {verb} {path}: it {why} {workspace} (rule: workspace-confinement; resolved to {target}). "
-        "Use a path inside the workspace; the user can allow more with --allow-path DIR."
+        f"{_inside_hint(lexical.name, workspace, write=write)}; the user can allow more with --allow-path DIR."
     )
+
+
+def _inside_hint(name: str, workspace: Path, *, write: bool) -> str:
+    """What to pass instead: a model that mistypes the workspace's long absolute path means a file inside it."""
+    if name and (workspace / name).exists():
+        return f"The workspace has {name}: pass path={name!r} (paths are relative to the workspace)"
+    if name and write:
+        return f"Use a path inside the workspace, relative to it (e.g. path={name!r})"
+    return "Use a path inside the workspace"

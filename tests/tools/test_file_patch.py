@@ -187,6 +187,16 @@ def test_outside_workspace_and_links_out_are_refused(make_ctx, workspace, tmp_pa
     assert outside.read_text() == "keep me\n"
 
 
+def test_a_mistyped_workspace_path_is_refused_with_the_file_it_meant(make_ctx, workspace):
+    (workspace / "app.py").write_text("def load():\n    return 1\n")
+    near = workspace.parent / "app.py"  # the workspace's absolute path with its last folder dropped
+    result = dispatch(make_ctx(), "file_patch", {"path": str(near), "old_content": "load", "new_content": "x"})
+    assert result.is_error and "The workspace has app.py: pass path='app.py'" in result.content
+    result = dispatch(make_ctx(), "file_write", {"path": str(workspace.parent / "new.txt"), "content": "x"})
+    assert result.is_error and "relative to it (e.g. path='new.txt')" in result.content
+    assert not near.exists() and not (workspace.parent / "new.txt").exists()
+
+
 def test_parallel_patches_are_serialised(make_ctx, workspace):
     path = workspace / "slots.txt"
     path.write_text("".join(f"slot {i:02d} = empty\n" for i in range(24)))
