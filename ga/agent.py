@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 
 from ga.config import Settings
 from ga.context import Context, Step
-from ga.dispatch import SHOWN_RESULTS, Dispatcher, ToolContext, ToolResult, error
+from ga.dispatch import Dispatcher, ToolContext, ToolResult, error
 from ga.errors import AgentStop, ContextOverflow, Interrupted, LimitReached, ServerUnreachable
 from ga.escalation import Escalation
 from ga.human import WaitingForAnswer, answer_result, candidates_of
@@ -17,6 +17,7 @@ from ga.permissions import SideEffect
 from ga.prompts import render
 from ga.protocols import UI, Model, Reply, ToolCall, Usage
 from ga.runs import Run, tool_message
+from ga.turn_budget import SHOWN_RESULTS
 from ga.turns import CUT_FINISHES, Guard, assistant_message, tidy, unique_ids
 from memory import index, learn
 

@@ -6,6 +6,7 @@ Nothing raises out of here except AgentStop (a pause for a human) and KeyboardIn
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -24,19 +25,11 @@ from ga.permissions import SideEffect, check_mode, confine
 from ga.protected import approve_write
 from ga.protocols import UI, ToolCall
 from ga.redact import redact, redact_data
+from ga.turn_budget import SHOWN_RESULTS, TURN_OUTPUT_CHARS, TURN_OUTPUT_TOKENS, TurnBudget, fit
 
 log = logging.getLogger(__name__)
 
 MAX_PARALLEL = 10
-TURN_OUTPUT_TOKENS = 12_500
-"""Default budget all results of one turn share, in tokens (about 50,000 characters); the agent sizes it from the
-room its context has left (ga/context.py). Over it, the largest results are cut first."""
-TURN_OUTPUT_CHARS = TURN_OUTPUT_TOKENS * tokens.CHARS_PER_TOKEN
-MARKER_TOKENS = 80
-"""Room kept in a cut result for the line that says what was cut and where the whole is."""
-SHOWN_RESULTS = "shown_results"
-"""ToolContext.state key: {call_id: what a tool remembers of a result the model still sees in full} (file_read's
-unchanged re-reads). The runtime drops an id once that result is cut here, or masked or folded by the context."""
 MAX_EDITS = 5
 """Edits of one call at an approval before it counts as rejected."""
 MAX_CALLS_PER_REPLY = 32
@@ -189,7 +182,7 @@ class Dispatcher:
         All results share `budget` tokens: each group of calls run together gets its part of what is left, its tools
         are told their share (in characters), and a group over its part has its largest results cut first.
         """
-        turn = _TurnBudget(left=budget, calls=len(calls))
+        turn = TurnBudget(left=budget, calls=len(calls))
         prepared = [self._prepare(c) for c in calls]
         results: list[ToolResult] = []
         i = 0
@@ -209,7 +202,9 @@ class Dispatcher:
             else:
                 with ThreadPoolExecutor(max_workers=len(group)) as pool:
                     outcomes = list(pool.map(self._execute, group, [ctx] * len(group), [chars] * len(group)))
-            turn.spend(len(group), _fit([p.call.id for p in group], outcomes, share, ctx))
+            used = fit([p.call.id for p in group], outcomes, share, save=ctx.save_output,
+                       shown=ctx.state.get(SHOWN_RESULTS, {}))
+            turn.spend(len(group), used)
             for p, result in zip(group, outcomes, strict=True):
                 if on_result:
                     on_result(p.call, result)
@@ -271,10 +266,7 @@ class Dispatcher:
 
 
 def _for_call(ctx: ToolContext, call_id: str, budget: int) -> ToolContext:
-    clone = ToolContext(settings=ctx.settings, run_dir=ctx.run_dir, ui=ctx.ui, interactive=ctx.interactive,
-                        state=ctx.state, resources=ctx.resources, output_budget=budget, call_id=call_id,
-                        deadline=ctx.deadline)
-    return clone
+    return dataclasses.replace(ctx, output_budget=budget, call_id=call_id)
 
 
 def _confirm(spec: ToolSpec, args: dict, ctx: ToolContext) -> dict:
@@ -318,49 +310,3 @@ def plain_view(args: dict, editable: str | None = None) -> str:
     if editable in args:
         blocks.append(str(args[editable]))
     return "\n\n".join(filter(None, ["\n".join(lines), *blocks]))
-
-
-@dataclass(kw_only=True)
-class _TurnBudget:
-    left: int
-    """Tokens still free for this turn's results."""
-    calls: int
-    """Calls of this turn not run yet."""
-
-    def share(self, n: int) -> int:
-        """The part of what is left for the next n calls (those run next get no more than their count's share)."""
-        return self.left * n // max(1, self.calls)
-
-    def spend(self, n: int, used: int) -> None:
-        self.left, self.calls = max(0, self.left - used), self.calls - n
-
-
-def _fit(ids: list[str], results: list[ToolResult], budget: int, ctx: ToolContext) -> int:
-    """Cut the largest of one group's results until the group is within `budget` tokens; the tokens used."""
-    sizes = [tokens.estimate(r.content) for r in results]
-    allowed = tokens.shares(sizes, budget)
-    for call_id, result, size, keep in zip(ids, results, sizes, allowed, strict=True):
-        if keep < size:
-            _cut(result, keep, _for_call(ctx, call_id, 0))
-    return sum(tokens.estimate(r.content) for r in results)
-
-
-def _cut(result: ToolResult, budget: int, ctx: ToolContext) -> None:
-    """Keep whole lines from the start and the end within `budget` tokens; save the whole; say how to get it."""
-    text = result.content
-    head, tail = tokens.clip(text, max(0, budget - MARKER_TOKENS))
-    cut, start = text[len(head):len(text) - len(tail)], head.count("\n") + 1
-    if head and not head.endswith("\n"):  # a line too long to keep whole was cut inside
-        head += "\n"
-    try:
-        path = ctx.save_output(f"{ctx.call_id or 'result'}.txt", text)
-    except OSError as e:  # a full disk must not lose the result itself
-        where = f"the whole result could not be saved ({e.strerror or e})"
-    else:
-        where = f"the whole result: {path} — file_read it with start={start}"
-        result.details.setdefault("full_output", str(path))
-        result.details["cut_output"] = str(path)
-    lines = cut.count("\n") + (not cut.endswith("\n") and bool(cut))
-    result.content = (f"{head}[… {len(cut):,} chars ({lines:,} lines) cut to fit this turn's output budget; "
-                      f"{where}]" + (f"\n{tail}" if tail else ""))
-    ctx.state.get(SHOWN_RESULTS, {}).pop(ctx.call_id, None)

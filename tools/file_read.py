@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from ga.dispatch import SHOWN_RESULTS, ToolContext, ToolResult, ToolSpec
+from ga.dispatch import ToolContext, ToolResult, ToolSpec
 from ga.errors import ToolError
 from ga.permissions import SideEffect
+from ga.turn_budget import SHOWN_RESULTS
 from tools import fileio
 from tools.files.confined import Place, confined
 

@@ -8,10 +8,11 @@ import threading
 import pytest
 
 from ga import tokens
-from ga.dispatch import MARKER_TOKENS, SHOWN_RESULTS, TURN_OUTPUT_TOKENS, Dispatcher, ToolResult, ToolSpec
+from ga.dispatch import Dispatcher, ToolResult, ToolSpec
 from ga.errors import ToolError
 from ga.permissions import SideEffect
 from ga.protocols import ToolCall
+from ga.turn_budget import MARKER_TOKENS, SHOWN_RESULTS, TURN_OUTPUT_TOKENS
 from tools import ask_user, update_working_checkpoint
 
 SCHEMA = {
