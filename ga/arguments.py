@@ -84,6 +84,11 @@ def _describe(error, schema: dict) -> str:
         return f"unexpected parameter {', '.join(repr(x) for x in extra)} (allowed: {allowed})"
     if error.validator == "type" and error.instance is None:
         return f"{where}: null is not allowed; omit an optional parameter instead of sending null"
+    bounds = {"maxItems": "items", "minItems": "items", "maxLength": "characters", "minLength": "characters"}
+    if error.validator in bounds:
+        size = len(error.instance)
+        most = "at most" if error.validator.startswith("max") else "at least"
+        return f"{where or 'arguments'}: {size} {bounds[error.validator]}, {most} {error.validator_value} allowed"
     return f"{where or 'arguments'}: {echo(error.message, 160)}"
 
 

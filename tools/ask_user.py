@@ -6,6 +6,11 @@ from ga.dispatch import ToolContext, ToolResult, ToolSpec
 from ga.human import ask
 from ga.permissions import SideEffect
 
+CANDIDATES = 8
+"""Suggested answers at most. In the schema, so a server that decodes tool calls under the schema's grammar
+(llama.cpp does) stops a small model that would list every region there is (it wrote 129 in one reply, 1,950
+tokens and 300 s of a CPU server); the dispatcher refuses more from any other server."""
+
 
 def ask_user(args: dict, ctx: ToolContext) -> ToolResult:
     return ask(args["question"], [str(c) for c in args.get("candidates") or []], ctx)
@@ -19,7 +24,8 @@ SPEC = ToolSpec(
         "type": "object",
         "properties": {
             "question": {"type": "string", "minLength": 1},
-            "candidates": {"type": "array", "items": {"type": "string"}, "description": "suggested answers"},
+            "candidates": {"type": "array", "items": {"type": "string"}, "maxItems": CANDIDATES,
+                           "description": "suggested answers"},
         },
         "required": ["question"],
         "additionalProperties": False,

@@ -259,3 +259,13 @@ def test_ask_user_on_a_terminal_maps_a_number_to_the_candidate(make_ctx):
     result = one(Dispatcher([ask_user.SPEC]), ctx, "ask_user", arguments)
     assert result.content == "The user answered: b"
     assert ctx.ui.asked == [("ask", "Which?", ["a", "b"])]
+
+
+def test_ask_user_with_more_candidates_than_a_menu_holds_is_refused_before_anyone_is_asked(make_ctx):
+    ctx = make_ctx(interactive=True, answers=["1"])
+    many = [f"us-west-{i}" for i in range(1, ask_user.CANDIDATES + 2)]
+    result = one(Dispatcher([ask_user.SPEC]), ctx, "ask_user", json.dumps({"question": "Region?", "candidates": many}))
+    assert result.is_error and "candidates: 9 items, at most 8 allowed" in result.content, result.content
+    assert ctx.ui.asked == []
+    fits = json.dumps({"question": "Region?", "candidates": many[:ask_user.CANDIDATES]})
+    assert one(Dispatcher([ask_user.SPEC]), ctx, "ask_user", fits).content == "The user answered: us-west-1"
