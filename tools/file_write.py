@@ -48,6 +48,11 @@ def _write(place: Place, args: dict, ctx: ToolContext) -> ToolResult:
             fileio.require_regular(st, path, "file_write", WRITE_ADVICE)
         if st is not None and mode == "overwrite":
             fileio.ensure_unchanged(ctx, real, st, path, "overwriting it")
+        if st is not None and mode == "overwrite" and _holds(place, st, data, path):
+            fileio.remember(ctx, real, fileio.stamp(st))  # not written: the model repeats itself, the file is done
+            return ToolResult(content=f"{path} already holds exactly this content ({_plural(len(data), 'byte')}, "
+                              f"{_lines(data)}): nothing changed.",
+                              details={"path": str(real), "mode": mode, "created": False, "bytes": len(data)})
         if st is not None and mode == "append":
             new_stamp = _append(place, data, path)
         elif st is not None and mode == "prepend":
@@ -57,6 +62,18 @@ def _write(place: Place, args: dict, ctx: ToolContext) -> ToolResult:
             new_stamp = place.replace([data], st)
         fileio.remember(ctx, real, new_stamp)
     return _result(path, mode, place, before=st, data=data, size=new_stamp[1], ctx=ctx)
+
+
+def _holds(place: Place, st: os.stat_result, data: bytes, shown: str) -> bool:
+    """Whether the file already is `data` byte for byte (read only when the sizes agree)."""
+    if st.st_size != len(data):
+        return False
+    offset = 0
+    for chunk in fileio.read_chunks(fileio.open_regular(place, st, shown, "file_write", WRITE_ADVICE)):
+        if data[offset:offset + len(chunk)] != chunk:
+            return False
+        offset += len(chunk)
+    return offset == len(data)
 
 
 def _append(place: Place, data: bytes, shown: str) -> list[int]:

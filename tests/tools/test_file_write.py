@@ -45,6 +45,19 @@ def test_overwrite_replaces_and_says_so(make_ctx, workspace):
     assert result.content == "Overwrote a.txt (was 12 bytes): now 3 bytes, 1 line."
 
 
+def test_writing_what_the_file_already_holds_says_nothing_changed_and_leaves_it_alone(make_ctx, workspace):
+    ctx = make_ctx()
+    target = workspace / "report.md"
+    write(ctx, "report.md", "- REGION: TOTAL\n")
+    before = target.stat()
+    same = write(ctx, "report.md", "- REGION: TOTAL\n")
+    assert same.content == "report.md already holds exactly this content (16 bytes, 1 line): nothing changed."
+    after = target.stat()  # an overwrite renames a new file into place: another inode
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    other = write(ctx, "report.md", "- REGION: TOTAX\n")  # same size, other bytes: written
+    assert other.content.startswith("Overwrote report.md") and target.read_text() == "- REGION: TOTAX\n"
+
+
 def test_append_and_prepend(make_ctx, workspace):
     ctx = make_ctx()
     (workspace / "log.txt").write_text("middle\n")
