@@ -73,6 +73,26 @@ def repair(args: dict, schema: dict) -> dict:
     return fixed
 
 
+ECHO_MIN_WORDS = 6
+"""A string value of this many words that is a piece of the tool's or the parameter's description was copied
+from it (shorter pieces, "case-insensitive match", can be what the model looks for)."""
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.replace("`", "").casefold().split()).strip(" .")
+
+
+def unechoed(args: dict, schema: dict, description: str) -> tuple[dict, list[str]]:
+    """Drop the optional parameters whose value is a copy of the schema's prose: small models fill every
+    parameter, file_read's keyword with "jump to the first case-insensitive match from start, with 3 lines
+    before..." (its part of the tool's description). Returns the arguments kept and the names dropped."""
+    props, required = schema.get("properties", {}), set(schema.get("required", ()))
+    echoed = [name for name, value in args.items()
+              if name not in required and isinstance(value, str) and len(_flat(value).split()) >= ECHO_MIN_WORDS
+              and _flat(value) in _flat(f"{description} {props.get(name, {}).get('description', '')}")]
+    return {k: v for k, v in args.items() if k not in echoed}, echoed
+
+
 def _describe(error, schema: dict) -> str:
     where = ".".join(str(p) for p in error.absolute_path)
     if error.validator == "required":

@@ -164,6 +164,8 @@ class _Prepared:
     spec: ToolSpec | None = None
     args: dict = field(default_factory=dict)
     result: ToolResult | None = None
+    ignored: list[str] = field(default_factory=list)
+    """Optional parameters dropped because their value was their description (arguments.unechoed)."""
 
 
 class Dispatcher:
@@ -223,17 +225,22 @@ class Dispatcher:
             return _Prepared(call=call, result=error(f"Unknown tool {name}. Available tools: {names}."))
         try:
             args = arguments.repair(arguments.parse(call.arguments, spec.name), spec.parameters)
+            args, echoed = arguments.unechoed(args, spec.parameters, spec.description)
             if spec.repair:
                 args = spec.repair(args)
             arguments.validate(spec.name, args, spec.parameters, spec.validator)
         except ToolError as e:
             return _Prepared(call=call, spec=spec, result=error(str(e), stage="arguments"))
-        return _Prepared(call=call, spec=spec, args=args)
+        return _Prepared(call=call, spec=spec, args=args, ignored=echoed)
 
     def _execute(self, p: _Prepared, ctx: ToolContext, budget: int) -> ToolResult:
         started = time.perf_counter()
         call_ctx = _for_call(ctx, p.call.id, budget)
         result = redacted(p.result or self._run(p, call_ctx))
+        if p.ignored:
+            result.content = (f"[Ignored {', '.join(p.ignored)}: the value sent was the parameter's description "
+                              f"from the schema. Leave an optional parameter out when it is not needed.]\n"
+                              f"{result.content}")
         result.details.setdefault("elapsed", round(time.perf_counter() - started, 4))
         return result
 

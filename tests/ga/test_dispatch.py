@@ -269,3 +269,18 @@ def test_ask_user_with_more_candidates_than_a_menu_holds_is_refused_before_anyon
     assert ctx.ui.asked == []
     fits = json.dumps({"question": "Region?", "candidates": many[:ask_user.CANDIDATES]})
     assert one(Dispatcher([ask_user.SPEC]), ctx, "ask_user", fits).content == "The user answered: us-west-1"
+
+
+def test_an_optional_argument_copied_from_the_tool_description_is_ignored_and_the_model_told(make_ctx, workspace):
+    from tools import file_read
+
+    (workspace / "customers.csv").write_text("email,name\na@x.org,Ann\n")
+    echo = ("jump to the first case-insensitive match from start, with 3 lines before. Lines over 2000 chars are "
+            "cut. The footer gives total lines and the next start.")  # what a 1.5B model sent, word for word
+    d = Dispatcher([file_read.SPEC])
+    result = one(d, make_ctx(), "file_read", json.dumps({"path": "customers.csv", "keyword": echo}))
+    assert not result.is_error and result.content.startswith("[Ignored keyword: the value sent was the parameter's")
+    assert "2|a@x.org,Ann" in result.content
+    for keyword in ("case-insensitive match from start", "the footer of the report gives totals"):
+        kept = one(d, make_ctx(), "file_read", json.dumps({"path": "customers.csv", "keyword": keyword}))
+        assert "Ignored" not in kept.content and "no line" in kept.content  # a real keyword, searched for
