@@ -33,6 +33,12 @@ TOO_MANY = ("Only the first {limit} of your {asked} tool calls were run; the oth
 _PROMISE = re.compile(r"\b(?:I will|I'll|I am going to|let me|here(?:'s| is) the (?:updated|corrected|new) "
                       r"(?:command|call|code))\b", re.IGNORECASE)
 """A reply announcing a step (small models often do, right after an error) rather than reporting a result."""
+_ASKS = re.compile(r"\b(?:(?:could|can|would) you (?:please )?(?:provide|give|share|clarify|specify|tell me)|"
+                   r"I need (?:more|the|some) (?:information|details|context|instructions)|"
+                   r"what (?:would you like|do you want) me to do)\b", re.IGNORECASE)
+"""A reply asking for the task it was given (a small model after an empty reply: "I need more information to
+assist you. Could you please provide..."): the task is in the conversation, and what only the user knows is
+asked with ask_user, which also pauses an autonomous run instead of ending it."""
 _RUNTIME_PIECE = re.compile(r"[^.:;,()\[\]{}$\n]{20,}")
 """Sentence pieces of ga's own instructions: a reply holding one echoes them instead of answering."""
 
@@ -99,6 +105,9 @@ def not_an_answer(content: str, *, after_failure: bool = False) -> str | None:
         return f"it is only {text!r}"
     if after_failure and _PROMISE.search(text):
         return "it says what you will do next, but calls no tool to do it"
+    if _ASKS.search(text):
+        return ("it asks for details instead of giving a result (the task is in the first user message; a fact "
+                "only the user knows is asked with ask_user)")
     lowered = text.lower()
     if any(piece in lowered for piece in _runtime_pieces()):
         return "it repeats ga's own instructions instead of giving a result"

@@ -108,6 +108,14 @@ def test_a_reply_that_only_announces_a_step_after_a_failure_is_doubted():
     assert not_an_answer("The file could not be created: the disk is full.", after_failure=True) is None
 
 
+def test_a_reply_asking_for_the_task_it_was_given_is_doubted():
+    lost = ("I'm sorry, but I need more information to assist you. Could you please provide me with the necessary "
+            "details or instructions?")  # a 1.5B model's reply to the empty-reply nudge
+    assert not_an_answer(lost).startswith("it asks for details instead of giving a result")
+    assert not_an_answer("What would you like me to do with report.md?").startswith("it asks for details")
+    assert not_an_answer("I wrote report.md with five regions. Could you use it for the review?") is None
+
+
 def test_a_content_filter_stop_is_named_and_its_calls_are_not_run(settings):
     filtered = {"content": "I can", "finish_reason": "content_filter",
                 "tool_calls": [{"name": "update_working_checkpoint", "arguments": {"key_info": "half"}}]}
