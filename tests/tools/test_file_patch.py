@@ -14,6 +14,7 @@ from ga.dispatch import Dispatcher, ToolResult
 from ga.errors import ToolError
 from ga.protocols import ToolCall
 from tools import file_patch, file_read, file_write, fileio
+from tools.files import matching
 
 SPECS = [file_read.SPEC, file_patch.SPEC, file_write.SPEC]
 
@@ -245,7 +246,7 @@ def test_starts_inside_one_folded_piece_are_one_place(make_ctx, workspace):
 
 
 def test_periodic_matches_are_counted_up_to_a_cap(make_ctx, workspace, monkeypatch):
-    monkeypatch.setattr(file_patch, "MAX_COUNTED", 5)
+    monkeypatch.setattr(matching, "MAX_COUNTED", 5)
     (workspace / "p.txt").write_text("ab\n" * 20)
     with pytest.raises(ToolError, match=r"more than 5 places .*lines 1, 2, 3, 4, 5, 6; some overlap"):
         patch(make_ctx(), "p.txt", "ab\nab\n", "x\n")
