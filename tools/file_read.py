@@ -23,6 +23,9 @@ HEAD_BYTES = MAX_LINE_CHARS * 4  # enough bytes for MAX_LINE_CHARS characters of
 CONTEXT_LINES = 3
 MAX_COUNT = 1000
 FOOTER_RESERVE = 300
+SHOWN_ON_MISS = 60
+"""A keyword that matches nothing in a file this short (searched from its start) gets the whole file back: a small
+model fills keyword with the file's own name, and the next turn would read it anyway."""
 _CONTINUATION = bytes(range(0x80, 0xC0))
 READ_ADVICE = ("file_read also lists folders. If you really need its data, read it with code_run and a timeout "
                "(e.g. `timeout 5 head -c 4096 PATH`).")
@@ -126,8 +129,12 @@ def _read_text(f: BinaryIO, shown: str, args: dict, budget: int) -> tuple[str, d
         return f"[{shown} is empty: 0 lines]", {"lines": 0}
     if not window.lines and keyword:
         total = f"{window.total} line{'s' * (window.total != 1)}"
-        return (f"[no line of {shown} matches {keyword!r} from line {start} on; the file has {total}. "
-                "Try another keyword, or a smaller start]"), {"lines": window.total, "match": None}
+        missed = f"[no line of {shown} matches {keyword!r} from line {start} on; the file has {total}"
+        if window.total <= SHOWN_ON_MISS and start == 1:
+            f.seek(0)
+            body, details = _read_text(f, shown, {**args, "keyword": ""}, budget - len(missed))
+            return f"{missed}, all shown]\n{body}", {**details, "match": None}
+        return f"{missed}. Try another keyword, or a smaller start]", {"lines": window.total, "match": None}
     if not window.lines:
         raise ToolError(f"start={start} is past the end of {shown}, which has {window.total} lines. "
                         f"Use start between 1 and {window.total}.")

@@ -60,6 +60,18 @@ def test_keyword_searches_from_start(make_ctx, numbered):
 def test_keyword_not_found_says_total(make_ctx, numbered):
     result = file_read.run({"path": "notes.txt", "keyword": "absent"}, make_ctx())
     assert "absent" in result.content and "500 lines" in result.content
+    assert "1|row 1" not in result.content  # a long file is not shown on a miss
+
+
+def test_a_keyword_missing_from_a_short_file_gets_the_whole_file(make_ctx, workspace):
+    (workspace / "customers.csv").write_text("email,name\nana@example.com,Ana\n")
+    result = file_read.run({"path": "customers.csv", "keyword": "customers.csv"}, make_ctx())  # a 1.5B model's call
+    assert result.content.splitlines() == [
+        "[no line of customers.csv matches 'customers.csv' from line 1 on; the file has 2 lines, all shown]",
+        "1|email,name", "2|ana@example.com,Ana", "[lines 1-2 of 2; end of file]"]
+    assert result.details["match"] is None and result.details["shown"] == [1, 2]
+    later = file_read.run({"path": "customers.csv", "keyword": "absent", "start": 2}, make_ctx())
+    assert "Try another keyword" in later.content and "1|" not in later.content  # searched from a chosen line
 
 
 def test_start_past_end_is_an_error(make_ctx, numbered):
