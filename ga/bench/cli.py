@@ -5,12 +5,19 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from pathlib import Path
 
 from ga.errors import ConfigError
 
 EXIT_USAGE, EXIT_INTERRUPTED = 2, 130
+
+
+def _terminated(signum: int, frame: object) -> None:
+    """`kill PID`, timeout(1), a service manager: stop as Ctrl-C does, the agents of the running trials with it
+    (otherwise they live on, orphaned, and keep the model server busy)."""
+    raise KeyboardInterrupt
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -106,6 +113,7 @@ def _bench(args: argparse.Namespace) -> int:
     executor = make_executor(args.executor, args.workers)
     print(f"ga bench: {len(tasks)} tasks × {', '.join(agents)} × {args.trials} trials → {config.out}",
           file=sys.stderr)
+    previous = signal.signal(signal.SIGTERM, _terminated)
     try:
         runner.run(tasks, agents, args.trials, config, executor=executor)
     except KeyboardInterrupt:  # the runner has stopped the trials
@@ -113,6 +121,7 @@ def _bench(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_INTERRUPTED
     finally:
+        signal.signal(signal.SIGTERM, previous)
         executor.close()
     if not args.no_report:
         path = report.write(config.out, list(agents), title=args.suite.resolve().name)

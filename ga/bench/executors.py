@@ -42,6 +42,12 @@ class Executor(Protocol):
         ...
 
 
+def _hear_interrupts() -> None:
+    """A worker's SIGINT is the harness telling it to stop its trial (interrupt()): heard even when the harness was
+    started in the background by a shell, which leaves SIGINT ignored for it and so for its workers."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 class LocalExecutor:
     """A pool of worker processes (spawned, so a worker starts clean whatever the harness holds)."""
 
@@ -50,7 +56,8 @@ class LocalExecutor:
         self.pool = self._new_pool()
 
     def _new_pool(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"))
+        return ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=_hear_interrupts)
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Future:
         try:

@@ -98,18 +98,22 @@ def test_a_dead_worker_costs_one_failed_trial_and_the_run_goes_on(tmp_path):
     assert not by["killer", "fix-calc-bug"]["success"] and "worker lost" in by["killer", "fix-calc-bug"]["error"]
 
 
-def test_interrupting_the_harness_alone_stops_its_trials_and_their_agents(tmp_path):
+@pytest.mark.parametrize(("stop", "background"), [(signal.SIGINT, False), (signal.SIGTERM, True)],
+                         ids=["kill -INT", "kill (TERM) of a harness started with &"])
+def test_interrupting_the_harness_alone_stops_its_trials_and_their_agents(tmp_path, stop, background):
     suite = copy_tasks(tmp_path / "suite", "fix-calc-bug", "fix-json-config")  # the second waits in the queue
     hanger = agent_config(tmp_path, "hanger", ["bash", "-c", "echo $$$$ > ${log_dir}/self.pid; sleep 300"])
     args = [sys.executable, str(ROOT / "run.py"), "bench", str(suite), "--agents", str(hanger), "--out",
             str(tmp_path / "out"), "--upstream", "http://127.0.0.1:9/v1", "--model", "m", "--no-report"]
+    if background:  # what `run.py bench ... &` in a script does: SIGINT ignored, for the workers too
+        args = ["bash", "-c", 'trap "" INT; exec "$@"', "bash", *args]
     harness = subprocess.Popen(args, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     pid_file = tmp_path / "out" / "trials" / "hanger" / "fix-calc-bug" / "1" / "logs" / "self.pid"
     try:
         deadline = time.monotonic() + 60
         while not (pid_file.is_file() and pid_file.read_text().strip()) and time.monotonic() < deadline:
             time.sleep(0.1)
-        os.kill(harness.pid, signal.SIGINT)  # `kill -INT PID`: only the harness gets it, not its workers
+        os.kill(harness.pid, stop)  # only the harness gets it, not its workers
         assert harness.wait(timeout=30) == 130
     finally:
         kill_tree(harness, tmp_path / "out")
