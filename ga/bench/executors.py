@@ -42,10 +42,23 @@ class Executor(Protocol):
         ...
 
 
-def _hear_interrupts() -> None:
+_harness: list[int] = []
+"""In a local worker: the harness's pid, the worker's parent when it started."""
+
+
+def _start_worker() -> None:
     """A worker's SIGINT is the harness telling it to stop its trial (interrupt()): heard even when the harness was
     started in the background by a shell, which leaves SIGINT ignored for it and so for its workers."""
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    _harness.append(os.getppid())
+
+
+def leave_if_orphaned() -> None:
+    """Between two trials of a local worker whose harness was killed outright (SIGKILL, the OOM killer): the
+    worker ends, so the trials it had queued do not start, orphaned, against the model server (nothing is being
+    written then: the last trial's result.json is complete). Elsewhere (a Dask worker, the harness): nothing."""
+    if _harness and os.getppid() != _harness[0]:
+        os._exit(0)
 
 
 class LocalExecutor:
@@ -57,7 +70,7 @@ class LocalExecutor:
 
     def _new_pool(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_hear_interrupts)
+                                   initializer=_start_worker)
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Future:
         try:

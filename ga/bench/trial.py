@@ -20,7 +20,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ga.bench import atif
+from ga.bench import atif, executors
 from ga.bench.adapters import resolve
 from ga.bench.cassette import Cassette
 from ga.bench.context import AgentRun, TrialContext
@@ -78,6 +78,7 @@ def run_job(job: Job) -> list[dict]:
     rows = []
     shared = job.config.out / "trials" / job.agent / f"family-{job.family}" / str(job.trial) if job.family else None
     for path in job.tasks:
+        executors.leave_if_orphaned()
         if (job.config.out / STOP).exists():
             break  # interrupted: this trial (and the rest of the family) runs on resume
         try:

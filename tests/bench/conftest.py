@@ -55,10 +55,9 @@ def kill_tree(harness: subprocess.Popen, out: Path) -> None:
     for pid_file in out.glob("trials/*/*/*/logs/*.pid"):
         with contextlib.suppress(ValueError, OSError):
             os.killpg(int(pid_file.read_text()), signal.SIGKILL)  # agents run in sessions of their own
-    if harness.poll() is None:
-        with contextlib.suppress(OSError):
-            os.killpg(harness.pid, signal.SIGKILL)
-        harness.wait()
+    with contextlib.suppress(OSError):  # its workers too, even when the harness itself is already gone
+        os.killpg(harness.pid, signal.SIGKILL)
+    harness.wait()
 
 
 @pytest.fixture

@@ -120,3 +120,26 @@ def test_interrupting_the_harness_alone_stops_its_trials_and_their_agents(tmp_pa
     assert not _alive(int(pid_file.read_text()))
     assert not (tmp_path / "out" / "results.jsonl").exists() or not rows(tmp_path / "out")
     assert not (tmp_path / "out" / "trials" / "hanger" / "fix-json-config").exists()  # the queued job never began
+
+
+def test_a_harness_killed_outright_lets_no_queued_trial_start(tmp_path):
+    suite = copy_tasks(tmp_path / "suite", "fix-calc-bug", "fix-json-config")  # the second waits in the queue
+    hanger = agent_config(tmp_path, "hanger", ["bash", "-c", "echo $$$$ > ${log_dir}/self.pid; sleep 300"])
+    out = tmp_path / "out"
+    args = [sys.executable, str(ROOT / "run.py"), "bench", str(suite), "--agents", str(hanger), "--out", str(out),
+            "--upstream", "http://127.0.0.1:9/v1", "--model", "m", "--no-report"]
+    harness = subprocess.Popen(args, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    pid_file = out / "trials" / "hanger" / "fix-calc-bug" / "1" / "logs" / "self.pid"
+    try:
+        deadline = time.monotonic() + 60
+        while not (pid_file.is_file() and pid_file.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        agent = int(pid_file.read_text())
+        worker = int(Path(f"/proc/{agent}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        os.kill(harness.pid, signal.SIGKILL)  # the harness alone: its worker and the agent live on
+        harness.wait(timeout=10)
+        os.kill(agent, signal.SIGKILL)  # the running trial ends; the worker would take the next queued job
+        assert not _alive(worker, within=20)
+    finally:
+        kill_tree(harness, out)
+    assert not (out / "trials" / "hanger" / "fix-json-config").exists()
