@@ -17,6 +17,7 @@ from pathlib import Path
 from ga.config import Settings
 from ga.protocols import UI, Usage
 from ga.runs import Run
+from ga.turns import DOUBT
 from memory import distill, store
 from memory.guard import is_memory_path, opened_skill, run_secrets, sanitize, scrub
 from memory.index import refresh
@@ -142,8 +143,12 @@ def _facts(events: list[dict]) -> dict:
              if e.get("type") == "message" and e["message"].get("role") == "user"][1:]
     human = any(u.startswith(HUMAN_MARKS) for u in users) or any(
         e.get("name") == "ask_user" and not e.get("is_error") for e in results)
+    doubt = DOUBT.split(",", maxsplit=1)[0]
+    after_calls = events[max((i for i, e in enumerate(events) if e.get("type") == "result"), default=-1) + 1:]
+    doubted = any(e.get("type") == "message" and e["message"].get("role") == "user"
+                  and (e["message"].get("content") or "").startswith(doubt) for e in after_calls)
     return {"calls": len(results), "errors": len(errors), "recovered": recovered, "human": human,
-            "last_failed": bool(results) and bool(results[-1].get("is_error")),
+            "last_failed": bool(results) and bool(results[-1].get("is_error")), "doubted": doubted,
             "tools": Counter(e.get("name") for e in results)}
 
 
@@ -158,6 +163,8 @@ def _no_distillation(status: str, events: list[dict], mem: dict) -> str:
         return f"the run saved its own SOP ({', '.join(dict.fromkeys(mem['wrote']))}); no distillation"
     if facts["last_failed"] and not facts["human"]:  # a model may call it done after failing: nothing verified
         return "the run's last tool call failed: nothing verified to distil"
+    if facts["doubted"]:  # "I need more information to assist you", said twice
+        return "the final answer was given again after ga doubted it: nothing verified to distil"
     if facts["calls"] < MIN_CALLS and not facts["recovered"] and not facts["human"]:
         return f"nothing to distil from {facts['calls']} tool call(s)"
     return ""

@@ -151,6 +151,16 @@ def test_a_run_called_done_after_its_last_tool_call_failed_is_not_distilled(home
     assert sop_names(home) == SEED_NAMES
 
 
+def test_a_run_whose_answer_stood_only_after_a_doubt_is_not_distilled(home, workspace):
+    lost = "I'm sorry, but I need more information. Could you please provide me with the necessary details?"
+    steps = [*csv_run()[:3], {"content": lost}, {"content": lost}]  # the second one counts as the answer
+    proc, server = run_ga(steps, home, workspace, TASK)
+    server.assert_complete()  # no distillation request
+    assert proc.returncode == 0 and "after ga doubted it: nothing verified to distil" in proc.stderr
+    assert server.requests[4]["messages"][-1]["content"].startswith("Your reply has no tool call")
+    assert sop_names(home) == SEED_NAMES
+
+
 def test_no_learn_writes_no_memory_and_makes_no_distillation_request(home, workspace):
     proc, server = run_ga(csv_run(), home, workspace, TASK, "--no-learn")
     server.assert_complete()  # no fifth request
