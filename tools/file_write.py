@@ -48,6 +48,10 @@ def _write(place: Place, args: dict, ctx: ToolContext) -> ToolResult:
             fileio.require_regular(st, path, "file_write", WRITE_ADVICE)
         if st is not None and mode == "overwrite":
             fileio.ensure_unchanged(ctx, real, st, path, "overwriting it")
+            if not data and st.st_size:  # a model that could not fix the file would otherwise wipe it
+                raise ToolError(f"Refused to overwrite {path} ({_plural(st.st_size, 'byte')}) with empty content: "
+                                "that deletes all of it. Send the whole new content, or patch the part to change "
+                                "with file_patch; to empty the file on purpose, truncate it with code_run.")
         if st is not None and mode == "overwrite" and _holds(place, st, data, path):
             fileio.remember(ctx, real, fileio.stamp(st))  # not written: the model repeats itself, the file is done
             return ToolResult(content=f"{path} already holds exactly this content ({_plural(len(data), 'byte')}, "

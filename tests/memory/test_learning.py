@@ -143,7 +143,7 @@ def test_junk_from_the_distiller_is_refused_and_nothing_is_written(home, workspa
 
 
 def test_a_run_called_done_after_its_last_tool_call_failed_is_not_distilled(home, workspace):
-    failing = {"tool_calls": [tool_call("code_run", script="python summarize.py")]}  # shell words run as Python
+    failing = {"tool_calls": [tool_call("code_run", script="raise SystemExit('summarize.py: no column b')")]}
     steps = [*csv_run()[:2], failing, failing, {"content": "Fixed: run summarize.py again."}]
     proc, server = run_ga(steps, home, workspace, TASK)
     server.assert_complete()  # no distillation request

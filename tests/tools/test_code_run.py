@@ -25,6 +25,17 @@ def test_exit_codes_are_reported(make_ctx):
     assert result.details["exit_code"] == 7
 
 
+def test_a_shell_command_sent_as_python_runs_as_bash(make_ctx):
+    ctx = make_ctx()
+    sent = dispatch(ctx, script="python3 -m unittest --help | head -1", type="python")  # a 1.5B model's call
+    assert "[exit code 0" in sent.content and "usage: python3 -m unittest" in sent.content
+    assert "[exit code 0" in dispatch(ctx, script="cd . && echo here").content  # type left out: python
+    broken = dispatch(ctx, script="print(1", type="python")  # Python with a slip stays Python
+    assert "SyntaxError" in broken.content and broken.is_error
+    imports = dispatch(ctx, script="import os\nprint(os.getcwd(", type="python")  # not ImageMagick's `import`
+    assert "SyntaxError" in imports.content
+
+
 def test_no_output_is_said(make_ctx):
     assert "(no output)" in run(make_ctx(), "x = 1").content
 

@@ -58,6 +58,16 @@ def test_writing_what_the_file_already_holds_says_nothing_changed_and_leaves_it_
     assert other.content.startswith("Overwrote report.md") and target.read_text() == "- REGION: TOTAX\n"
 
 
+def test_overwriting_a_file_with_nothing_is_refused_and_loses_nothing(make_ctx, workspace):
+    (workspace / "service.json").write_text('{"port": 8080,}\n')
+    with pytest.raises(ToolError, match=r"Refused to overwrite service.json \(16 bytes\) with empty content"):
+        write(make_ctx(), "service.json", "")  # what a 1.5B model did to the file it was asked to repair
+    assert (workspace / "service.json").read_text() == '{"port": 8080,}\n'
+    assert write(make_ctx(), "new.txt", "").content == "Created new.txt: 0 bytes, 0 lines."  # an empty new file
+    (workspace / "empty.txt").write_text("")
+    assert write(make_ctx(), "empty.txt", "").content.startswith("empty.txt already holds exactly this content")
+
+
 def test_append_and_prepend(make_ctx, workspace):
     ctx = make_ctx()
     (workspace / "log.txt").write_text("middle\n")
