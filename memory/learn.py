@@ -24,6 +24,7 @@ from memory.index import refresh
 from sop import ledger, retrieval
 from sop.library import archive, load, save
 from sop.skill import SKILL_FILE
+from sop.tokens import keywords
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +90,8 @@ def _learn(settings: Settings, run: Run, status: str, mem: dict) -> dict:
     home, secrets = settings.home, run_secrets(run.folder)
     events = run.events()
     _sweep(home, run, secrets)
-    lines = _ledger(settings, mem.get("read", {}), success=status == "done")
+    lines = _ledger(settings, mem.get("read", {}), success=status == "done",
+                    words=[scrub(k, secrets) for k in keywords(run.state.get("task", ""))])
     store.write_text(store.archive_path(home, run.id), scrub(_archive(run, status, events, mem), secrets))
     report: dict = {"ledger": list(mem.get("read", {}))}
     why_not = _no_distillation(status, events, mem)
@@ -113,7 +115,9 @@ def _sweep(home: Path, run: Run, secrets: tuple[str, ...]) -> None:
                 sanitize(path, home=home, run_id=run.id, secrets=secrets)
 
 
-def _ledger(settings: Settings, read: dict[str, str], *, success: bool) -> list[str]:
+def _ledger(settings: Settings, read: dict[str, str], *, success: bool, words: list[str]) -> list[str]:
+    """Each SOP the run read records the outcome; a success also teaches it the task's words (how this user asked
+    for it), so the next task worded like this one finds it."""
     lines = []
     if not read:
         return lines
@@ -124,6 +128,8 @@ def _ledger(settings: Settings, read: dict[str, str], *, success: bool) -> list[
             if skill is None or skill.origin != "home":
                 continue  # external skills are read in place, never written
             skill.metadata, change = ledger.record(skill.metadata, success=success)
+            if success:
+                ledger.merge_keywords(skill.metadata, words)
             save(settings.home, skill)
             where = skill.path
             if change == "archived":

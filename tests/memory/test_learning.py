@@ -174,11 +174,14 @@ def test_a_run_that_followed_an_sop_without_trouble_bumps_its_ledger_instead_of_
     run_ga([*csv_run(), {"content": SOP_REPLY.format(name="csv-summary-script", extra="")}], home, workspace, TASK)
     path = str(home / "sop/csv-summary-script/SKILL.md")
     steps = [{"tool_calls": [tool_call("file_read", path=path)]}, *csv_run()]
-    proc, server = run_ga(steps, home, workspace, TASK)
+    proc, server = run_ga(steps, home, workspace, "tally the ledger rows of data.csv")
     server.assert_complete()  # no distillation request
     assert "followed SOP csv-summary-script without trouble" in proc.stderr
     meta = read(home / "sop/csv-summary-script/SKILL.md").metadata
     assert (meta["uses"], meta["successes"], meta["failures"]) == ("1", "1", "0") and meta["last_success"]
+    assert {"tally", "ledger", "rows"} <= set(meta["keywords"].split(", "))  # how this user asked for it
+    _, server = run_ga([{"content": "ok"}], home, workspace, "tally the ledger")  # shares no word with the SOP
+    assert "csv-summary-script" in server.requests[0]["messages"][0]["content"]
 
 
 def test_an_sop_that_failed_twice_in_a_row_is_flagged_then_archived_with_a_pointer(home, workspace):
