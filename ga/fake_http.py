@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import select
 import threading
 import time
@@ -176,12 +177,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, body)
 
     def _huge(self, step: dict, request: dict, stream: bool) -> None:
-        """A reply of step["size"] bytes of text (default 100 MB), sent in pieces so the fake never holds it."""
+        """A reply of step["size"] bytes of text (default 100 MB), sent in pieces so the fake never holds it; streamed
+        pieces differ (random hex), so it is a reply too big, not one that repeats itself."""
         size, piece = int(step.get("size") or 100_000_000), "x" * 65_536
         if stream:
-            delta = json.dumps({**self._envelope(request, "chat.completion.chunk"),
-                                "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]})
-            self._send_events(delta for _ in range(-(-size // len(piece))))
+            envelope = self._envelope(request, "chat.completion.chunk")
+            self._send_events(json.dumps({**envelope, "choices": [{"index": 0, "delta": {"content": os.urandom(
+                len(piece) // 2).hex()}, "finish_reason": None}]}) for _ in range(-(-size // len(piece))))
             return
         head, tail = json.dumps(self._completion({**step, "content": "@@huge@@"}, request)).encode().split(b"@@huge@@")
         self._start(200, "application/json", length=len(head) + size + len(tail))

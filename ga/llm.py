@@ -165,6 +165,9 @@ class OpenAIModel:
             with response:
                 for chunk in response:
                     builder.add_chunk(chunk)
+                    if builder.looped:  # closing the stream stops the server generating
+                        log.info("reply stopped: it repeated one block %d times", builder.looped)
+                        break
             if builder.chunks == 0:  # a server that ignores stream=true and answers with plain JSON
                 self.streaming = False
                 log.info("server sent no stream events; sending requests without streaming")

@@ -14,6 +14,33 @@ from ga.tokens import estimate, request_tokens
 log = logging.getLogger(__name__)
 
 
+LOOP_CHARS = 1200
+"""A reply whose text or tool-call arguments end in one block repeated over this many characters (and at least
+LOOP_REPEATS times) is stopped there: a small model in a loop writes on until max_tokens (3,527 tokens, 552 s of a
+CPU server, for the same three lines of a file over and over)."""
+LOOP_REPEATS = 8
+LOOP_PERIODS = range(8, 401)
+"""Lengths of the repeated block looked for, in characters."""
+CHECK_EVERY = 512
+"""Characters of new output between two looks at the tail."""
+
+
+def repeated_tail(text: str) -> tuple[int, int]:
+    """(block length, copies) when `text` ends in one block repeated past the thresholds, else (0, 0)."""
+    for period in LOOP_PERIODS:
+        copies = max(LOOP_REPEATS, -(-LOOP_CHARS // period))
+        if len(text) < period * copies:
+            break
+        if text[-1 - period] != text[-1]:  # cheap: a repeat of this length would match here
+            continue
+        block = text[-period:]
+        if text.endswith(block * copies):
+            while text.endswith(block * (copies + 1)):
+                copies += 1
+            return period, copies
+    return 0, 0
+
+
 class IncompleteReply(Exception):
     """The server's reply ended before it was complete (a broken stream): the request is retried as a whole."""
 
@@ -70,6 +97,9 @@ class ReplyBuilder:
         self._choices = 0
         self._timings: Any = None
         self.chunks = 0
+        self._unchecked = 0
+        self.looped = 0
+        """Copies of the block the reply kept repeating when it was stopped (0: it was not)."""
 
     def add_chunk(self, chunk: Any) -> None:
         self.chunks += 1
@@ -80,7 +110,8 @@ class ReplyBuilder:
                 continue
             self._choices += 1
             self._add_delta(getattr(choice, "delta", None))
-            self._finish_reason = getattr(choice, "finish_reason", None) or self._finish_reason
+            if not self.looped:
+                self._finish_reason = getattr(choice, "finish_reason", None) or self._finish_reason
 
     def add_completion(self, completion: Any) -> None:
         if isinstance(completion, str | bytes):  # the SDK hands over a body that is not JSON as it is
@@ -95,7 +126,8 @@ class ReplyBuilder:
         self._add_delta(message, positional=True)
         self._usage = getattr(completion, "usage", None)
         self._timings = _field(completion, "timings")
-        self._finish_reason = getattr(choices[0], "finish_reason", None) or ("tool_calls" if calls else "stop")
+        if not self.looped:
+            self._finish_reason = getattr(choices[0], "finish_reason", None) or ("tool_calls" if calls else "stop")
 
     def _add_delta(self, delta: Any, positional: bool = False) -> None:
         if delta is None:
@@ -103,6 +135,7 @@ class ReplyBuilder:
         text = getattr(delta, "content", None)
         if text:
             self._text.append(text)
+            self._unchecked += len(text)
             if self._on_text:
                 self._on_text(text)
         for position, call_delta in enumerate(getattr(delta, "tool_calls", None) or []):
@@ -111,6 +144,23 @@ class ReplyBuilder:
             function = getattr(call_delta, "function", None)
             pending.name += getattr(function, "name", None) or ""
             pending.arguments.append(arguments_text(getattr(function, "arguments", None)))
+            self._unchecked += len(pending.arguments[-1])
+        if self._unchecked >= CHECK_EVERY or positional:
+            self._unchecked = 0
+            self._check_loop()
+
+    def _check_loop(self) -> None:
+        """Stop a reply that repeats itself: its text keeps one copy of the block; its calls are not run."""
+        parts = [self._text, *(c.arguments for c in self._calls)]
+        for part in parts:
+            # a whole reply's arguments end in the JSON's closing '"}' after the loop
+            period, copies = repeated_tail("".join(part)[-(LOOP_PERIODS.stop * 64):].rstrip('"}] \n'))
+            if copies:
+                self.looped, self._finish_reason = copies, "repetition"
+                if part is self._text:
+                    whole = "".join(part)
+                    self._text[:] = [whole[: len(whole) - (copies - 1) * period]]
+                return
 
     def _slot(self, index: int | None, call_id: str | None) -> _PendingCall:
         """The call a delta belongs to: by index; without one, by id, else the latest call.

@@ -39,6 +39,8 @@ class Reply:
     content: str = ""
     tool_calls: list[ToolCall] = field(default_factory=list)
     finish_reason: str = "stop"
+    """The server's (stop, tool_calls, length, content_filter), or "repetition": ga stopped a reply that kept
+    repeating one block (ga/llm_stream.py)."""
     usage: Usage = field(default_factory=Usage)
     estimated_usage: bool = False
     """True when the server reported no usage and the counts are estimates."""

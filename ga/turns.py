@@ -16,7 +16,7 @@ from ga.text_calls import is_debris, text_calls
 
 _SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 STRIKES = 3
-CUT_FINISHES = frozenset({"length", "content_filter"})
+CUT_FINISHES = frozenset({"length", "content_filter", "repetition"})
 """Finish reasons after which a reply's tool calls are not whole: they are not run."""
 
 CUT_CALLS = ("Not run: your reply was cut by the length limit, so its tool-call arguments are incomplete. "
@@ -24,6 +24,8 @@ CUT_CALLS = ("Not run: your reply was cut by the length limit, so its tool-call 
 CUT_TEXT = "Your reply was cut by the length limit. Continue exactly where it stopped, more concisely."
 FILTERED = ("Your reply was stopped by the server's content filter (finish_reason content_filter); nothing of it "
             "was used. Continue another way, wording it differently.")
+LOOPED = ("Your reply was stopped: it kept repeating the same text, so nothing of it was run. Do not write it "
+          "again; produce repeated or generated content with code_run (a loop), and keep each reply short.")
 EMPTY = "Your reply was empty. Call a tool, or give your final answer as text."
 MALFORMED = "Your tool calls had malformed arguments."  # only named in the stop message: the dispatcher explains
 DOUBT = ("Your reply has no tool call, so it would end the task, but {why}. If the task is done, reply with the "
@@ -61,7 +63,9 @@ class Guard:
 
     def check(self, reply: Reply) -> str | None:
         """Before dispatch: the nudge for an empty, cut, filtered or doubtful reply (None if it is usable)."""
-        if reply.finish_reason == "length":
+        if reply.finish_reason == "repetition":
+            nudge = LOOPED
+        elif reply.finish_reason == "length":
             nudge = CUT_CALLS if reply.tool_calls else CUT_TEXT
         elif reply.finish_reason == "content_filter":
             nudge = FILTERED
@@ -73,7 +77,8 @@ class Guard:
             return DOUBT.format(why=why)
         else:
             return None
-        advice = {EMPTY: "Try another model.", FILTERED: "The server's content filter refuses this task."}
+        advice = {EMPTY: "Try another model.", FILTERED: "The server's content filter refuses this task.",
+                  LOOPED: "The model repeats itself: try another model or a lower temperature."}
         self._strike(nudge, advice.get(nudge, "Try a larger max output length (GA_MAX_OUTPUT_TOKENS) or "
                                               "another model."))
         return nudge
@@ -116,7 +121,7 @@ def not_an_answer(content: str, *, after_failure: bool = False) -> str | None:
 
 @functools.cache
 def _runtime_pieces() -> tuple[str, ...]:
-    texts = [render("system.md"), CUT_CALLS, CUT_TEXT, FILTERED, EMPTY, DOUBT, TOO_MANY, escalation.HINT_1,
+    texts = [render("system.md"), CUT_CALLS, CUT_TEXT, FILTERED, LOOPED, EMPTY, DOUBT, TOO_MANY, escalation.HINT_1,
              escalation.HINT_2, escalation.HINT_2_AGAIN, escalation.HINT_3, escalation.LOOP]
     pieces = {p.strip().lower() for t in texts for p in _RUNTIME_PIECE.findall(t.replace("{", "\n{"))}
     return ("escalation stage", *(p for p in pieces if len(p) >= 20))

@@ -127,3 +127,16 @@ def test_a_100_mb_reply_is_neither_read_whole_nor_kept(home, workspace):
     assert "reply larger than 16 MB; dropped" in proc.stderr
     assert json.loads(proc.stdout)["answer"] == "small again"
     assert (only_run(home) / "trajectory.jsonl").stat().st_size < 20_000
+
+
+def test_a_reply_that_repeats_itself_is_stopped_runs_nothing_and_the_model_is_told(home, workspace):
+    loop = "import unittest\nimport sys\nsys.path.append('/work/trials/ga/fix-calc-bug')\n" * 400  # a 1.5B model's
+    steps = [{"tool_calls": [tool_call("file_write", path="test_stats.py", content=loop)]}, {"content": "I stopped."}]
+    with ScriptedServer(steps) as server:
+        proc = ga(["fix the tests", "--json"], server, home, workspace)
+        server.assert_complete()
+    assert proc.returncode == 0 and json.loads(proc.stdout)["answer"] == "I stopped."
+    assert not (workspace / "test_stats.py").exists()
+    told = server.requests[1]["messages"][-1]
+    assert told["role"] == "tool" and told["content"].startswith("Your reply was stopped: it kept repeating")
+    assert "nothing of it was run" in told["content"]

@@ -21,7 +21,7 @@ from ga.llm import (
     backoff_delay,
     retry_after_seconds,
 )
-from ga.llm_stream import IncompleteReply, ReplyBuilder
+from ga.llm_stream import LOOP_REPEATS, IncompleteReply, ReplyBuilder, repeated_tail
 from ga.testing import ScriptedServer, tool_call
 
 MESSAGES = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "read a.txt"}]
@@ -153,6 +153,29 @@ def test_length_finish_reason_passed_through_with_its_calls(serve, stream):
     assert reply.finish_reason == "length"
     assert [c.name for c in reply.tool_calls] == ["file_write"]
     server.assert_complete()
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_reply_that_repeats_itself_is_stopped_and_only_what_repeats_is_dropped(serve, stream):
+    loop = "import unittest\nimport sys\nsys.path.append('/work/trials/ga/fix-calc-bug')\n" * 400  # a 1.5B model's
+    rows = "".join(f"{i},customer-{i},{i * 7 % 13}.50\n" for i in range(2000))  # long, but no block repeats
+    steps = [{"tool_calls": [tool_call("file_write", path="test_stats.py", content=loop)]},
+             {"content": "Sorry. " + "I will fix the import. " * 200}, {"content": rows}]
+    server, model, _ = serve(steps, stream=stream)
+    calls = model.complete(MESSAGES, TOOLS)
+    assert calls.finish_reason == "repetition" and [c.name for c in calls.tool_calls] == ["file_write"]
+    assert calls.estimated_usage == stream  # streamed: closed before its end (the server's usage comes last)
+    text = model.complete(MESSAGES, TOOLS)
+    assert text.finish_reason == "repetition" and text.content.count("I will fix the import.") == 1
+    assert model.complete(MESSAGES, TOOLS).finish_reason == "stop"
+    server.assert_complete()
+
+
+def test_the_repeat_detector_needs_enough_copies_of_one_block():
+    block = "x = compute(a, b)  # again\n"
+    assert repeated_tail("start\n" + block * 60) == (len(block), 60)
+    assert repeated_tail(block * 7) == (0, 0)  # 7 copies: under LOOP_REPEATS
+    assert repeated_tail("-" * 1199) == (0, 0) and repeated_tail("-" * 1200)[1] >= LOOP_REPEATS
 
 
 @pytest.mark.parametrize("stream", [True, False])
