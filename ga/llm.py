@@ -2,29 +2,23 @@
 
 from __future__ import annotations
 
-import email.utils
 import json
 import logging
-import math
-import random
-import re
 import time
-from collections.abc import Callable, Mapping
-from datetime import timezone
+from collections.abc import Callable
 
 import openai
 
 from ga.config import Settings
 from ga.encoding import scrub
-from ga.errors import ContextOverflow, LimitReached, ModelError, ServerUnreachable
+from ga.errors import LimitReached, ModelError, ServerUnreachable
+from ga.llm_errors import backoff_delay, context_overflow, retry_after_seconds, server_message
 from ga.llm_http import MAX_REPLY_BYTES, BodyGuard, DeadlinePassed, http_client
 from ga.llm_stream import IncompleteReply, ReplyBuilder
 from ga.protocols import Reply
 
 log = logging.getLogger(__name__)
 
-MAX_DELAY = 60.0
-"""Longest wait between two attempts, whatever the backoff or the server's Retry-After says."""
 FIRST_CONTACT_TRIES = 3
 """Attempts when the server cannot be reached at all before any reply: a typo'd URL or a server not started
 should fail in seconds, not after minutes of backoff."""
@@ -33,71 +27,13 @@ CONNECT_TIMEOUT = 15.0
 _BROKEN = (openai.APIError, IncompleteReply, DeadlinePassed, json.JSONDecodeError, UnicodeDecodeError)
 """What a failed attempt raises: the SDK's errors, and a 200 reply whose body is not a reply."""
 
-_RETRYABLE_WORDS = {408: "request timeout", 409: "conflict", 429: "rate limited"}
-
-
-_OVERFLOW = re.compile(r"context_length_exceeded|exceed_context_size|maximum context length|context (?:size|window)|"
-                       r"prompt is too long|input is too long|too many (?:input )?tokens", re.IGNORECASE)
-_WINDOW = re.compile(r"maximum context length is (\d+)|context (?:size|window|length)(?: is| of)? (\d+)", re.IGNORECASE)
-_SENT = re.compile(r"(?:resulted in|requested|you have|prompt has|contains) (\d+) tokens", re.IGNORECASE)
 _WINDOW_FIELDS = ("max_model_len", "context_length", "context_window", "max_context_length", "n_ctx")
-
-
-def context_overflow(err: openai.APIStatusError) -> ContextOverflow | None:
-    """The server's "request too long for the context" refusal (OpenAI, vLLM, llama.cpp and kin), else None."""
-    if err.status_code not in (400, 413, 422):
-        return None
-    body = err.body if isinstance(err.body, Mapping) else {}
-    text = f"{err.message} {body.get('code', '')} {body.get('type', '')}"
-    if not _OVERFLOW.search(text):
-        return None
-    number = (lambda m: int(next(g for g in m.groups() if g)) if m else None)  # noqa: E731
-    window = body.get("n_ctx") if isinstance(body.get("n_ctx"), int) else number(_WINDOW.search(text))
-    sent = body.get("n_prompt_tokens") if isinstance(body.get("n_prompt_tokens"), int) else number(_SENT.search(text))
-    return ContextOverflow(f"The server refused the request as too long for the model's context: "
-                           f"{_server_message(err)}", window=window, sent=sent)
-
-
-def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
-    """The server's requested wait: retry-after-ms, or Retry-After in seconds or as an HTTP date."""
-    try:
-        if headers.get("retry-after-ms"):
-            return _finite(float(headers["retry-after-ms"]) / 1000)
-        raw = headers.get("retry-after")
-        if not raw:
-            return None
-        try:
-            return _finite(float(raw))
-        except ValueError:
-            when = email.utils.parsedate_to_datetime(raw)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, when.timestamp() - time.time())
-
-
-def _finite(value: float) -> float | None:
-    return max(0.0, value) if math.isfinite(value) else None
-
-
-def backoff_delay(attempt: int, base: float, retry_after: float | None = None) -> float:
-    """Seconds to wait after failed attempt number `attempt` (1-based): the server's wish, else jittered doubling."""
-    if retry_after is not None:
-        return min(MAX_DELAY, retry_after)
-    return min(MAX_DELAY, base * 2 ** (attempt - 1) * random.uniform(0.8, 1.2))
+"""Fields of a /models entry that some servers use for the context length."""
+_RETRYABLE_WORDS = {408: "request timeout", 409: "conflict", 429: "rate limited"}
 
 
 def _root(base_url: str) -> str:
     return base_url.removesuffix("/v1")
-
-
-def _server_message(err: openai.APIStatusError) -> str:
-    body = err.body
-    if isinstance(body, Mapping):
-        body = body.get("message") or body.get("detail") or body
-    text = str(body if body is not None else err.message).strip()
-    return text[:500] or "(no message)"
 
 
 class OpenAIModel:
@@ -240,7 +176,7 @@ class OpenAIModel:
             if status not in _RETRYABLE_WORDS and status < 500:
                 raise ModelError(self._refusal(err)) from None
             reason = f"{status} {_RETRYABLE_WORDS.get(status, 'server error')}"
-            return reason, f"{reason}: {_server_message(err)[:200]}", retry_after_seconds(err.response.headers)
+            return reason, f"{reason}: {server_message(err)[:200]}", retry_after_seconds(err.response.headers)
         if isinstance(err, openai.APITimeoutError | DeadlinePassed):
             reason = f"no complete reply within {self.settings.request_timeout:g} s"
         elif isinstance(err, openai.APIConnectionError):
@@ -254,7 +190,7 @@ class OpenAIModel:
     def _refusal(self, err: openai.APIStatusError) -> str:
         """The message for a status that retrying will not fix: what the server said and what to check."""
         status = err.status_code
-        message = f"Model request failed: HTTP {status}: {_server_message(err)}"
+        message = f"Model request failed: HTTP {status}: {server_message(err)}"
         if status in (401, 403):
             message += f"\nCheck OPENAI_API_KEY: the server at {self._base_url()} refused the key"
             message += f" for model {self.settings.model!r}." if status == 403 else "."

@@ -23,6 +23,8 @@ LOOP_PERIODS = range(8, 401)
 """Lengths of the repeated block looked for, in characters."""
 CHECK_EVERY = 512
 """Characters of new output between two looks at the tail."""
+LOOP_TAIL = 25_600
+"""Characters of a reply's end searched for the repeat (copies are counted inside it)."""
 
 
 def repeated_tail(text: str) -> tuple[int, int]:
@@ -154,7 +156,7 @@ class ReplyBuilder:
         parts = [self._text, *(c.arguments for c in self._calls)]
         for part in parts:
             # a whole reply's arguments end in the JSON's closing '"}' after the loop
-            period, copies = repeated_tail("".join(part)[-(LOOP_PERIODS.stop * 64):].rstrip('"}] \n'))
+            period, copies = repeated_tail("".join(part)[-LOOP_TAIL:].rstrip('"}] \n'))
             if copies:
                 self.looped, self._finish_reason = copies, "repetition"
                 if part is self._text:

@@ -11,16 +11,9 @@ import pytest
 
 from ga import tokens
 from ga.config import load_settings
-from ga.errors import LimitReached
-from ga.llm import (
-    MAX_DELAY,
-    ContextOverflow,
-    ModelError,
-    OpenAIModel,
-    ServerUnreachable,
-    backoff_delay,
-    retry_after_seconds,
-)
+from ga.errors import ContextOverflow, LimitReached, ModelError, ServerUnreachable
+from ga.llm import OpenAIModel
+from ga.llm_errors import MAX_DELAY, backoff_delay, retry_after_seconds
 from ga.llm_stream import LOOP_REPEATS, IncompleteReply, ReplyBuilder, repeated_tail
 from ga.testing import ScriptedServer, tool_call
 
