@@ -68,6 +68,8 @@ class ToolContext:
     deadline: float | None = None
     """time.monotonic() by which the run must stop (--max-time); long-running tools cap their timeout to it."""
     call_id: str = ""
+    notes: list[str] = field(default_factory=list)
+    """Lines put before this call's result (a path taken inside the workspace); a fresh list per call."""
 
     @property
     def workspace(self) -> Path:
@@ -85,7 +87,7 @@ class ToolContext:
 
     def resolve(self, path: str, *, write: bool = False) -> Path:
         """A path the file tools may touch, or PermissionDenied naming the rule."""
-        target = confine(path, self.workspace, self.roots(write=write)[1:], write=write)
+        target = confine(path, self.workspace, self.roots(write=write)[1:], write=write, notes=self.notes)
         if write:  # kept apart from confine(): .git and ga's configuration need a human's approval
             approve_write(target, self.settings, self.ui, interactive=self.interactive)
         return target
@@ -238,9 +240,10 @@ class Dispatcher:
         call_ctx = _for_call(ctx, p.call.id, budget)
         result = redacted(p.result or self._run(p, call_ctx))
         if p.ignored:
-            result.content = (f"[Ignored {', '.join(p.ignored)}: the value sent was the parameter's description "
-                              f"from the schema. Leave an optional parameter out when it is not needed.]\n"
-                              f"{result.content}")
+            call_ctx.notes.insert(0, f"[Ignored {', '.join(p.ignored)}: the value sent was the parameter's "
+                                     "description from the schema. Leave an optional parameter out when it is "
+                                     "not needed.]")
+        result.content = "".join(f"{note}\n" for note in dict.fromkeys(call_ctx.notes)) + result.content
         result.details.setdefault("elapsed", round(time.perf_counter() - started, 4))
         return result
 
@@ -273,7 +276,7 @@ class Dispatcher:
 
 
 def _for_call(ctx: ToolContext, call_id: str, budget: int) -> ToolContext:
-    return dataclasses.replace(ctx, output_budget=budget, call_id=call_id)
+    return dataclasses.replace(ctx, output_budget=budget, call_id=call_id, notes=[])
 
 
 def _confirm(spec: ToolSpec, args: dict, ctx: ToolContext) -> dict:

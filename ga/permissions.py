@@ -24,12 +24,13 @@ def check_mode(mode: str, tool: str, side_effect: SideEffect) -> None:
         )
 
 
-def confine(path: str, workspace: Path, roots: list[Path], *, write: bool) -> Path:
+def confine(path: str, workspace: Path, roots: list[Path], *, write: bool, notes: list[str] | None = None) -> Path:
     """Resolve `path` (relative to the workspace) and refuse it unless it lies inside an allowed root.
 
     Symlinks and `..` are resolved first, so a link pointing out of the workspace is refused too. The file tools
     then open exactly the returned path without following links (tools/files/confined.py), so a link that changes after
-    this check cannot take them outside.
+    this check cannot take them outside. A path outside that does not exist, where the workspace has what it names,
+    is taken inside (see _meant_inside), with a line for the model in `notes`.
     """
     if not path or "\x00" in path:
         raise PermissionDenied(f"Invalid path {path!r}: give a file path relative to the workspace.")
@@ -43,12 +44,33 @@ def confine(path: str, workspace: Path, roots: list[Path], *, write: bool) -> Pa
         return target
     lexical = Path(os.path.normpath(raw if raw.is_absolute() else workspace / raw))
     outside = not any(lexical.is_relative_to(r) for r in allowed)
+    if outside and (inside := _meant_inside(lexical, workspace)) is not None:
+        if notes is not None:
+            notes.append(f"[{path} does not exist, so {inside.relative_to(workspace)} in the workspace was used: "
+                         "paths are relative to the workspace.]")
+        return inside
     why = "lies outside the workspace" if outside else "resolves (through a symlink) outside the workspace"
     verb = "write" if write else "read"
     raise PermissionDenied(
         f"Refused to {verb} {path}: it {why} {workspace} (rule: workspace-confinement; resolved to {target}). "
         f"{_inside_hint(lexical.name, workspace, write=write)}; the user can allow more with --allow-path DIR."
     )
+
+
+def _meant_inside(lexical: Path, workspace: Path) -> Path | None:
+    """The workspace entry a model meant by a path outside that does not exist: the workspace's absolute path with a
+    folder dropped (/trial/1/logs for /trial/1/workspace/logs) or a stray leading slash (/logs/app.log). Taken when
+    the entry exists inside, or, for a new file, when only its folder exists inside; never through a symlink out."""
+    if os.path.lexists(lexical):
+        return None
+    candidate = workspace / lexical.relative_to(os.path.commonpath([lexical, workspace]))
+    if not (os.path.lexists(candidate) or (candidate.parent.is_dir() and not lexical.parent.exists())):
+        return None
+    try:
+        real = candidate.resolve()
+    except (OSError, RuntimeError):
+        return None
+    return real if real == workspace or real.is_relative_to(workspace) else None
 
 
 def _inside_hint(name: str, workspace: Path, *, write: bool) -> str:

@@ -80,6 +80,10 @@ def test_cwd_is_confined_to_the_workspace(make_ctx, workspace):
     assert str(workspace / "sub") in dispatch(ctx, script="pwd", type="bash", cwd="sub").content
     result = dispatch(ctx, script="pwd", type="bash", cwd="..")
     assert result.is_error and "workspace-confinement" in result.content
+    # the workspace's absolute path with its last folder dropped, a folder that does not exist: the one inside
+    result = dispatch(ctx, script="pwd", type="bash", cwd=str(workspace.parent / "sub"))
+    assert not result.is_error and str(workspace / "sub") in result.content
+    assert result.content.startswith(f"[{workspace.parent / 'sub'} does not exist, so sub in the workspace was used")
 
 
 def test_children_get_an_allow_list_not_a_filtered_copy(make_ctx, monkeypatch):

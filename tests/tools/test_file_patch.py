@@ -188,14 +188,44 @@ def test_outside_workspace_and_links_out_are_refused(make_ctx, workspace, tmp_pa
     assert outside.read_text() == "keep me\n"
 
 
-def test_a_mistyped_workspace_path_is_refused_with_the_file_it_meant(make_ctx, workspace):
+def test_a_mistyped_workspace_path_that_does_not_exist_is_taken_inside(make_ctx, workspace, tmp_path):
     (workspace / "app.py").write_text("def load():\n    return 1\n")
     near = workspace.parent / "app.py"  # the workspace's absolute path with its last folder dropped
-    result = dispatch(make_ctx(), "file_patch", {"path": str(near), "old_content": "load", "new_content": "x"})
-    assert result.is_error and "The workspace has app.py: pass path='app.py'" in result.content
+    result = dispatch(make_ctx(), "file_patch", {"path": str(near), "old_content": "load", "new_content": "fetch"})
+    assert result.content == (f"[{near} does not exist, so app.py in the workspace was used: paths are relative to "
+                              f"the workspace.]\nPatched {near}: replaced line 1 with 1 line.")
+    assert (workspace / "app.py").read_text().startswith("def fetch():") and not near.exists()
+    # a new file whose folder is outside the workspace: refused, with the name to use
     result = dispatch(make_ctx(), "file_write", {"path": str(workspace.parent / "new.txt"), "content": "x"})
     assert result.is_error and "relative to it (e.g. path='new.txt')" in result.content
-    assert not near.exists() and not (workspace.parent / "new.txt").exists()
+    assert not (workspace.parent / "new.txt").exists()
+    # a file outside that exists is what was asked for: refused, never swapped for the workspace's namesake
+    near.write_text("def load():\n    return 2\n")
+    result = dispatch(make_ctx(), "file_patch", {"path": str(near), "old_content": "return 2", "new_content": "x"})
+    assert result.is_error and "The workspace has app.py: pass path='app.py'" in result.content
+    assert near.read_text().endswith("return 2\n")
+
+
+def test_a_stray_leading_slash_and_a_dropped_folder_reach_the_workspace_never_out_of_it(make_ctx, workspace,
+                                                                                           tmp_path):
+    top = "ga-test-no-such-folder"
+    (workspace / top).mkdir()
+    (workspace / top / "notes.txt").write_text("inside\n")
+    result = dispatch(make_ctx(), "file_read", {"path": f"/{top}/notes.txt"})
+    assert result.content.startswith(f"[/{top}/notes.txt does not exist, so {top}/notes.txt in the workspace was")
+    assert "1|inside" in result.content
+    (workspace / "logs").mkdir()
+    made = workspace.parent / "logs" / "new.txt"  # its folder exists only in the workspace: a new file there
+    result = dispatch(make_ctx(), "file_write", {"path": str(made), "content": "fresh\n"})
+    assert not result.is_error and (workspace / "logs" / "new.txt").read_text() == "fresh\n"
+    assert "logs/new.txt in the workspace was used" in result.content and not made.parent.exists()
+    # a symlink in the workspace pointing out: the path it would lead to is refused, not reached
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "secret.txt").write_text("top secret\n")
+    os.symlink(tmp_path / "elsewhere", workspace / "out")
+    for path in (str(workspace.parent / "out" / "secret.txt"), "/out/secret.txt"):
+        result = dispatch(make_ctx(), "file_read", {"path": path})
+        assert result.is_error and "workspace-confinement" in result.content and "top secret" not in result.content
 
 
 def test_parallel_patches_are_serialised(make_ctx, workspace):
