@@ -41,6 +41,8 @@ _ASKS = re.compile(r"\b(?:(?:could|can|would) you (?:please )?(?:provide|give|sh
 """A reply asking for the task it was given (a small model after an empty reply: "I need more information to
 assist you. Could you please provide..."): the task is in the conversation, and what only the user knows is
 asked with ask_user, which also pauses an autonomous run instead of ending it."""
+_NULL = re.compile(r"[`'\"]*(?:none|null|nil|undefined)[`'\".!]*", re.IGNORECASE)
+"""A reply that is a null value: a small model after an empty reply writes its reply's Python repr, "None"."""
 _RUNTIME_PIECE = re.compile(r"[^.:;,()\[\]{}$\n]{20,}")
 """Sentence pieces of ga's own instructions: a reply holding one echoes them instead of answering."""
 
@@ -106,6 +108,8 @@ def not_an_answer(content: str, *, after_failure: bool = False) -> str | None:
     text = " ".join(content.split())
     if is_debris(text):
         return "it holds no text, only stray brackets or tags"
+    if _NULL.fullmatch(text):
+        return f"it is only {text!r}, a null value rather than an answer"
     if len(text.split()) < 2 and after_failure:
         return f"it is only {text!r}"
     if after_failure and _PROMISE.search(text):

@@ -101,6 +101,20 @@ def test_a_short_answer_after_success_or_without_calls_is_an_answer():
     assert not_an_answer("I created hello.txt containing Hello, world.", after_failure=True) is None
 
 
+def test_a_null_value_for_an_answer_is_doubted_even_after_success(settings):
+    for null in ("None", "null", "`None`", "undefined."):
+        assert not_an_answer(null) == f"it is only {null!r}, a null value rather than an answer"
+    assert not_an_answer("None of the files changed.") is None and not_an_answer("It returns None.") is None
+    ok = {"tool_calls": [{"name": "update_working_checkpoint", "arguments": {"key_info": "k"}}]}
+    # a 1.5B model's turns after a working call: an empty reply, then the repr of its empty reply
+    outcome, model, _ = start(settings, [ok, {"content": ""}, {"content": "None"}, {"content": "None"}])
+    assert outcome.status == "done" and outcome.answer == "None"  # the second time it counts
+    nudges = [m["content"] for m in model.requests[3]["messages"] if m["role"] == "user"][1:]
+    assert nudges[0].startswith("Your reply was empty") and nudges[1].startswith("Your reply has no tool call")
+    assert "a null value rather than an answer" in nudges[1] and len(nudges) == 2
+    model.assert_complete()
+
+
 def test_a_reply_that_only_announces_a_step_after_a_failure_is_doubted():
     promise = "To fix the issue, I will create a new file with file_write. Here's the updated command:"
     assert not_an_answer(promise, after_failure=True) == "it says what you will do next, but calls no tool to do it"
