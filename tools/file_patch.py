@@ -13,7 +13,7 @@ from ga.errors import ToolError
 from ga.permissions import SideEffect
 from tools import fileio
 from tools.files.confined import Place, confined
-from tools.files.matching import line_count, line_of, locate, many, no_match
+from tools.files.matching import NUMBERS_NOTE, line_count, line_of, locate, locate_numbered, many, no_match
 
 DIFF_CONTEXT = 3
 MAX_BYTES = 16 << 20
@@ -88,6 +88,9 @@ def _plan(place: Place, st: os.stat_result, ctx: ToolContext, shown: str, args: 
         raise ToolError(f"{shown} is a binary file; file_patch edits text only.")
     text = data.decode("utf-8", "surrogateescape")
     spans, tolerant = locate(text, old)
+    if not spans and (numbered := locate_numbered(text, old, new)) is not None:
+        spans, tolerant, new = numbered
+        ctx.notes.append(NUMBERS_NOTE.format(field="old_content"))
     if not spans:
         raise no_match(text, old, shown)
     if len(spans) > 1:

@@ -16,6 +16,7 @@ from ga.errors import ToolError
 from ga.permissions import SideEffect
 from tools import fileio
 from tools.files.confined import Place, confined
+from tools.files.matching import NUMBERS_NOTE, unnumbered
 
 MODES = ("overwrite", "append", "prepend")
 PREVIEW_BYTES = 256 << 10
@@ -39,15 +40,16 @@ def run(args: dict, ctx: ToolContext) -> ToolResult:
 
 def _write(place: Place, args: dict, ctx: ToolContext) -> ToolResult:
     path, mode, real = args["path"], args.get("mode", "overwrite"), place.real
-    data = fileio.encode(args["content"])
     with fileio.path_lock(real), fileio.os_errors("write", path):
         st = place.lstat()
         if st is not None and stat.S_ISDIR(st.st_mode):
             raise ToolError(f"{path} is a folder; give a file path inside it.")
         if st is not None:  # overwriting would silently replace the FIFO or device; appending would block on it
             fileio.require_regular(st, path, "file_write", WRITE_ADVICE)
+        data = fileio.encode(args["content"])
         if st is not None and mode == "overwrite":
             fileio.ensure_unchanged(ctx, real, st, path, "overwriting it")
+            data = _without_numbers(place, st, args["content"], path, ctx) or data
             if not data and st.st_size:  # a model that could not fix the file would otherwise wipe it
                 raise ToolError(f"Refused to overwrite {path} ({_plural(st.st_size, 'byte')}) with empty content: "
                                 "that deletes all of it. Send the whole new content, or patch the part to change "
@@ -66,6 +68,20 @@ def _write(place: Place, args: dict, ctx: ToolContext) -> ToolResult:
             new_stamp = place.replace([data], st)
         fileio.remember(ctx, real, new_stamp)
     return _result(path, mode, place, before=st, data=data, size=new_stamp[1], ctx=ctx)
+
+
+def _without_numbers(place: Place, st: os.stat_result, content: str, shown: str, ctx: ToolContext) -> bytes | None:
+    """The content without file_read's `N|` line numbers, when a model copied them onto every line of a rewrite of
+    a file that has none (a file whose own first line looks numbered keeps them: a data file of `id|value` rows)."""
+    plain = unnumbered(content) if content.rstrip("\n").count("\n") else None  # two lines at least
+    if plain is None:
+        return None
+    with fileio.open_regular(place, st, shown, "file_write", WRITE_ADVICE) as f:
+        first = f.readline(4096).decode("utf-8", "replace")
+    if unnumbered(first) is not None:
+        return None
+    ctx.notes.append(NUMBERS_NOTE.format(field="content"))
+    return fileio.encode(plain[0])
 
 
 def _holds(place: Place, st: os.stat_result, data: bytes, shown: str) -> bool:
@@ -128,6 +144,8 @@ def preview(args: dict, ctx: ToolContext) -> str:
             with fileio.open_regular(place, st, path, "file_write", WRITE_ADVICE) as f:
                 old = f.read(PREVIEW_BYTES + 1)
         data = fileio.encode(args["content"])
+        if mode == "overwrite":
+            data = _without_numbers(place, st, args["content"], path, ctx) or data
         if len(old) > PREVIEW_BYTES or fileio.is_binary(old[: fileio.SNIFF_BYTES]):
             what = "binary" if len(old) <= PREVIEW_BYTES else "too big to show"
             header = f"--- a/{path} ({fileio.human_size(st.st_size)}, {what})\n+++ b/{path}\n@@ {mode} @@\n"

@@ -53,9 +53,24 @@ def test_no_match_shows_the_closest_region_numbered(make_ctx, source):
     assert source.read_text().count("value_21 = 21") == 1
 
 
-def test_numbered_old_content_gets_a_hint(make_ctx, source):
+def test_old_content_copied_with_line_numbers_is_found_at_the_lines_they_name(make_ctx, source):
+    # the numbers from file_read on every line, in new_content too: both without them
+    result = dispatch(make_ctx(), "file_patch", {"path": "app.py", "old_content": "5|value_5 = 5\n6|value_6 = 6\n",
+                                                 "new_content": "5|value_5 = 50\n6|value_6 = 60\n"})
+    assert result.content == ("[old_content had file_read's `N|` line numbers on every line: they were left out. "
+                              "Send the file's text only.]\nPatched app.py: replaced lines 5-6 (2 lines) with 2 lines.")
+    assert "value_4 = 4\nvalue_5 = 50\nvalue_6 = 60\nvalue_7 = 7\n" in source.read_text()
+    # numbered old_content, plain new_content (one line: its number is checked against where it is)
+    patch(make_ctx(), "app.py", "7|value_7 = 7", "value_7 = 70")
+    assert "value_7 = 70\n" in source.read_text()
+
+
+def test_numbered_old_content_naming_other_lines_gets_a_hint(make_ctx, source):
     with pytest.raises(ToolError, match="leave those out"):
-        patch(make_ctx(), "app.py", "5|value_5 = 5\n6|value_6 = 6", "x")
+        patch(make_ctx(), "app.py", "15|value_5 = 5\n16|value_6 = 6", "x")
+    with pytest.raises(ToolError, match="leave those out"):  # the numbers skip a line
+        patch(make_ctx(), "app.py", "5|value_5 = 5\n7|value_7 = 7", "x")
+    assert source.read_text() == "".join(f"value_{i} = {i}\n" for i in range(1, 41))
 
 
 def test_three_matches_give_count_and_lines(make_ctx, workspace):

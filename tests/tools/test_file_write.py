@@ -207,3 +207,27 @@ def test_confirm_preview_is_a_diff_with_the_same_refusals(make_ctx, workspace, t
     assert not (workspace / "new").exists()  # showing a change makes no folders
     with pytest.raises(ToolError, match="outside the workspace"):
         file_write.preview({"path": str(tmp_path / "out.txt"), "content": "x"}, ctx)
+
+
+def test_a_rewrite_copied_with_file_reads_line_numbers_is_written_without_them(make_ctx, workspace):
+    config = workspace / "config.json"
+    config.write_text('{\n  "db_host": "db.internal",\n  "db_port": 5432\n}\n')
+    numbered = '1|{\n2|  "database_host": "db.internal",\n3|  "db_port": 5432\n4|}\n'  # a 1.5B model's rewrite
+    result = dispatch(make_ctx(), {"path": "config.json", "content": numbered})
+    assert result.content.startswith("[content had file_read's `N|` line numbers on every line: they were left out.")
+    assert config.read_text() == '{\n  "database_host": "db.internal",\n  "db_port": 5432\n}\n'
+    assert result.content.endswith("now 56 bytes, 4 lines.")
+
+
+@pytest.mark.parametrize("name, before, content", [
+    ("users.psv", "1|ana\n2|bo\n", "1|ana\n2|bo\n3|cy\n"),  # a data file of numbered rows keeps its own
+    ("new.psv", None, "1|ana\n2|bo\n"),  # a new file: nothing says the numbers are not its content
+    ("one.txt", "x\n", "1|only line\n"),  # one line: too little to tell
+    ("gap.txt", "x\n", "1|a\n3|c\n"),  # numbers that skip are not file_read's
+])
+def test_numbered_lines_that_are_the_content_are_written_as_sent(make_ctx, workspace, name, before, content):
+    if before is not None:
+        (workspace / name).write_text(before)
+    result = dispatch(make_ctx(), {"path": name, "content": content})
+    assert not result.is_error and "line numbers" not in result.content
+    assert (workspace / name).read_text() == content

@@ -34,6 +34,9 @@ _BLANKS = " \t\u00a0\u2007\u202f\u205f\u3000" + "".join(map(chr, range(0x2000, 0
 _SPECIAL = re.compile(f"(?P<blank>(?<![{_BLANKS}])[{_BLANKS}]++(?=[\r\n]|\\Z))|(?P<eol>\r\n?)"
                       f"|(?P<fold>[{re.escape(''.join(map(chr, _FOLD)))}])")
 _NUMBERED = re.compile(r"^\s*\d+\|")
+_NUMBER = re.compile(r"[ \t]*(\d+)\|")
+NUMBERS_NOTE = ("[{field} had file_read's `N|` line numbers on every line: they were left out. Send the file's "
+                "text only.]")
 
 
 class Folded:
@@ -97,6 +100,31 @@ def locate(text: str, old: str) -> tuple[list[tuple[int, int]], bool]:
     spans = [(folded.origin(at), folded.origin(at + len(norm_old) - 1, end=True))
              for at in find_all(folded.text, norm_old)]
     return list(dict.fromkeys(spans)), True  # two starts inside one folded piece ("…" as "...") are one place
+
+
+def unnumbered(text: str) -> tuple[str, int] | None:
+    """`text` without file_read's `N|` line numbers, and the first number, when every line has one and they count
+    up by one (a model copied file_read's output); None otherwise."""
+    lines = text.split("\n")
+    body = lines[:-1] if len(lines) > 1 and not lines[-1] else lines
+    found = [_NUMBER.match(line) for line in body]
+    if not all(found) or any(int(b[1]) != int(a[1]) + 1 for a, b in itertools.pairwise(found)):
+        return None
+    plain = [line[m.end():] for line, m in zip(body, found, strict=True)]
+    return "\n".join(plain + [""] * (len(body) < len(lines))), int(found[0][1])
+
+
+def locate_numbered(text: str, old: str, new: str) -> tuple[list[tuple[int, int]], bool, str] | None:
+    """Where `old` is when it was copied with file_read's line numbers: its unnumbered text found exactly once,
+    starting at the line its first number names (then `new` loses its numbers too, if it has them on every line)."""
+    stripped = unnumbered(old)
+    if stripped is None:
+        return None
+    spans, tolerant = locate(text, stripped[0])
+    if len(spans) != 1 or line_of(text, spans[0][0]) != stripped[1]:
+        return None
+    plain_new = unnumbered(new)
+    return spans, tolerant, plain_new[0] if plain_new else new
 
 
 def line_of(text: str, at: int) -> int:
