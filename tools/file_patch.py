@@ -18,6 +18,9 @@ from tools.files.matching import NUMBERS_NOTE, line_count, line_of, locate, loca
 DIFF_CONTEXT = 3
 MAX_BYTES = 16 << 20
 """Bigger files are refused with the code_run route named: a patch holds the file in memory several times over."""
+MISSING_ADVICE = ("file_patch edits a file that exists: list a folder with file_read (path='.') to find it. "
+                  "A new file is made with file_write.")
+"""Finding the file comes first: told only to create it, a small model writes a file of its own at the wrong path."""
 PATCH_ADVICE = "Give the path of a regular text file (file_read lists a folder to find one)."
 
 
@@ -128,7 +131,7 @@ def _target(place: Place, ctx: ToolContext, args: dict) -> os.stat_result:
         if st is not None and stat.S_ISDIR(st.st_mode):
             raise ToolError(f"{path} is a folder; give a file path.")
         if st is None:
-            raise fileio.missing(place.real, ctx.workspace, path, "Create a new file with file_write.")
+            raise fileio.missing(place.real, ctx.workspace, path, MISSING_ADVICE)
         fileio.require_regular(st, path, "file_patch", PATCH_ADVICE)
     return st
 

@@ -73,6 +73,15 @@ def test_numbered_old_content_naming_other_lines_gets_a_hint(make_ctx, source):
     assert source.read_text() == "".join(f"value_{i} = {i}\n" for i in range(1, 41))
 
 
+def test_a_missing_file_is_looked_for_before_one_is_made(make_ctx, source, workspace):
+    result = dispatch(make_ctx(), "file_patch", {"path": "sop/get_user/SKILL.md", "old_content": "get_user",
+                                                 "new_content": "fetch_user"})
+    assert result.is_error and result.content.startswith("No such file: sop/get_user/SKILL.md. file_patch edits a "
+                                                         "file that exists: list a folder with file_read (path='.')")
+    result = dispatch(make_ctx(), "file_patch", {"path": "ap.py", "old_content": "x", "new_content": "y"})
+    assert "Did you mean: app.py?" in result.content and not (workspace / "sop").exists()
+
+
 def test_three_matches_give_count_and_lines(make_ctx, workspace):
     (workspace / "dup.py").write_text("a\nx = 1\nb\nc\nx = 1\nd\ne\nf\nx = 1\n")
     result = dispatch(make_ctx(), "file_patch", {"path": "dup.py", "old_content": "x = 1", "new_content": "x = 2"})
