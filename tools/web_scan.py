@@ -85,7 +85,7 @@ def scan_tab(session: BrowserSession, args: dict, url: str | None) -> dict:
         page, scan = run_scan(session, tab_id, page, bool(args.get("text_only")))
         return {"tab": tab_id, "scan": scan, "status": status}
 
-    got = session.on_tab(args.get("tab"), read)
+    got = session.on_tab(args.get("tab"), read, opening=bool(url))
     rows = tab_list(session)
     return got | {"tabs": rows, "events": event_lines(session.take_events(), rows),
                   "scripts_off": got["tab"] in session.scripts_off}

@@ -46,6 +46,21 @@ def test_the_first_page_opens_in_the_tab_named_when_none_is_open_yet(tmp_path, s
     assert "Sign in to Acme" in out
 
 
+def test_a_page_to_open_in_a_tab_that_is_not_open_gets_the_blank_tab_or_a_new_one(tmp_path, site):
+    ctx = _context(tmp_path, f"open {site}/login.html")  # Chromium's own blank tab is t1
+    try:
+        first = scan(ctx, url=f"{site}/login.html", tab="t2", text_only=True)  # a 1.5B model's first call
+        second = scan(ctx, url=f"{site}/cookie.html", tab="t9", text_only=True)
+        with pytest.raises(ToolError, match=r"No tab 't7' \(open tabs: t1, t2\)"):  # nothing to open: an error
+            scan(ctx, tab="t7")
+        listing = scan(ctx, tabs_only=True)
+    finally:
+        ctx.close()
+    assert "No tab 't2' was open, so the page opened in blank tab t1." in first and "Sign in to Acme" in first
+    assert "No tab 't9' was open, so the page opened in new tab t2." in second
+    assert re.search(r"t1 'Sign in - Acme' \S+/login.html \| t2\* 'Shop'", listing), listing
+
+
 def test_popups_are_listed_and_the_current_tab_and_its_refs_stay(web, site):
     out = scan(web, url=f"{site}/popups.html")
     count = ref_of(out, r"\[button: Count")

@@ -265,8 +265,9 @@ class BrowserSession:
                 self.note(f"Reopening {url} in {tab_id} failed: {e}")
         return tab_id
 
-    def page(self, tab: str | None = None, *, create: bool = True) -> tuple[str, Page]:
-        """The page of `tab` (default: the current tab), reopening a crashed one; naming a tab makes it current."""
+    def page(self, tab: str | None = None, *, create: bool = True, opening: bool = False) -> tuple[str, Page]:
+        """The page of `tab` (default: the current tab), reopening a crashed one; naming a tab makes it current.
+        A tab that is not open, named for a page to open (`opening`), is the current tab if blank, else a new one."""
         self.ensure()
         tab_id = tab or self.current
         if tab_id is None or (tab is None and tab_id not in self.tabs):
@@ -275,6 +276,12 @@ class BrowserSession:
             return self._open("about:blank"), self.tabs[self.current]
         if tab_id not in self.tabs and not self.tabs and create:  # nothing open yet: the first tab is the one meant
             return self._open("about:blank"), self.tabs[self.current]
+        if tab_id not in self.tabs and opening:  # a small model names "t2" beside the browser's first, blank tab
+            blank = self.current in self.tabs and self.tabs[self.current].url == "about:blank"
+            used = self.current if blank else self._open("about:blank")
+            self.note(f"No tab {tab_id!r} was open, so the page opened in {'blank tab' if blank else 'new tab'} "
+                      f"{used}.")
+            return used, self.tabs[used]
         if tab_id not in self.tabs:
             known = ", ".join(self.tabs) or "none"
             raise ToolError(f"No tab {tab_id!r} (open tabs: {known}). Use web_scan(tabs_only=true) to list them.")
@@ -295,11 +302,11 @@ class BrowserSession:
         self._open(url, tab_id)
         return self.tabs[tab_id]
 
-    def on_tab(self, tab: str | None, fn: Callable[[str, Page], T]) -> T:
-        """fn(tab_id, page) on a page that answers; if the page turns out to have crashed, reopen it and try once
-        more."""
+    def on_tab(self, tab: str | None, fn: Callable[[str, Page], T], *, opening: bool = False) -> T:
+        """fn(tab_id, page) on a page that answers (`opening`: fn opens a page, see page()); if the page turns out
+        to have crashed, reopen it and try once more."""
         for attempt in range(2):
-            tab_id, page = self.page(tab)
+            tab_id, page = self.page(tab, opening=opening)
             self._working = tab_id
             try:
                 page = stuck.responsive(self, tab_id, page)
