@@ -28,6 +28,11 @@ log = logging.getLogger("tools.web.session")  # the session's logger: these help
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                "--disable-component-update", "--disable-sync"]
 """Work as root in containers; the background-networking flags stop Chromium flooding a closed network."""
+SOCKET_PATH_MAX = 107
+"""A Unix socket's path limit (sun_path, less its NUL)."""
+SINGLETON_TAIL = len("/org.chromium.Chromium.XXXXXX/SingletonSocket")
+"""Where Chromium puts its singleton socket under TMPDIR; a deeper TMPDIR makes it abort at start."""
+SHORT_TMP = ("/tmp", "/var/tmp", "/dev/shm")
 SYSTEM_BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 INSTALL_HINT = ("No Chromium browser found. Install one with `apt-get install chromium` (Debian/Ubuntu) or "
                 "`python -m playwright install chromium`, or set GA_BROWSER=/path/to/chrome, or "
@@ -109,9 +114,21 @@ def open_browser(launched: Launched, settings: Settings, env: dict[str, str],
     launched.how = f"started {Path(executable).name} ({'headed' if settings.headed else 'headless'})"
 
 
+def browser_env() -> dict[str, str] | None:
+    """The browser's environment when TMPDIR is too deep for Chromium's singleton socket (it aborts with "Socket
+    path too long": a trial folder's tmp, macOS's /var/folders/...): TMPDIR set to a short one. None: inherit."""
+    tmp = os.environ.get("TMPDIR", "")
+    if len(os.fsencode(tmp.rstrip("/"))) + SINGLETON_TAIL <= SOCKET_PATH_MAX:
+        return None
+    short = next((d for d in SHORT_TMP if os.path.isdir(d) and os.access(d, os.W_OK | os.X_OK)), None)
+    return {**os.environ, "TMPDIR": short} if short else None
+
+
 def _launch(launched: Launched, chromium: Any, executable: str, settings: Settings,
             note: Callable[[str], None]) -> None:
     options = {"executable_path": executable, "headless": not settings.headed, "args": LAUNCH_ARGS}
+    if env := browser_env():
+        options["env"] = env
     if settings.browser_profile:
         profile = private_folder(settings.home / "browser-profile")  # cookies and logins: the user's only
         try:

@@ -23,6 +23,7 @@ from ga.errors import ToolError
 from ga.runs import Run
 from tests.conftest import ScriptedTerminal
 from tools import web_scan
+from tools.web import launch
 from tools.web.launch import locate_browser
 from tools.web.session import BrowserSession, get_session
 
@@ -189,3 +190,18 @@ def test_connects_to_a_running_chrome_over_cdp(tmp_path, site, monkeypatch):
         chrome.kill()
         chrome.wait()
     assert os.environ.get("GA_BROWSER_CDP")
+
+
+def test_a_tmpdir_too_deep_for_chromiums_socket_does_not_stop_the_browser(tmp_path, site, monkeypatch):
+    deep = tmp_path / ("trial-" * 12) / "tmp"  # a bench trial's tmp: Chromium aborts with "Socket path too long"
+    deep.mkdir(parents=True)
+    monkeypatch.setenv("TMPDIR", str(deep))
+    assert launch.browser_env()["TMPDIR"] == "/tmp"
+    ctx = _context(tmp_path / "home", f"open {site}/login.html")  # the persistent profile, then a fresh one
+    try:
+        out = scan(ctx, url=f"{site}/login.html", text_only=True)
+    finally:
+        ctx.close()
+    assert "Sign in to Acme" in out and "could not be used" not in out
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    assert launch.browser_env() is None  # a short TMPDIR is left as it is
