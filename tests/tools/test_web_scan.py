@@ -88,6 +88,7 @@ def test_text_only_is_smaller_and_has_no_refs(web, site):
     full = scan(web, url=f"{site}/login.html")
     text = scan(web, text_only=True)
     assert "Sign in to Acme" in text and "]#" not in text and len(text) < len(full)
+    assert text.endswith("(text only: no controls or refs; scan without text_only to act on the page)")
 
 
 @needs_chromium
@@ -109,6 +110,10 @@ def test_tabs_only_lists_tabs(web, site):
     scan(web, url=f"{site}/cookie.html")
     out = scan(web, tabs_only=True)
     assert out.startswith("Tabs (* current):") and "'Shop'" in out and "page content" not in out
+    assert "tabs only" not in out
+    opened = scan(web, url=f"{site}/login.html", tabs_only=True)  # a small model's url with tabs_only=true
+    tab = re.search(r"(t\d+)\* 'Sign in - Acme'", opened).group(1)
+    assert opened.endswith(f"(tabs only: call web_scan(tab={tab!r}) to read the page)") and "page content" not in opened
 
 
 @needs_chromium
