@@ -71,7 +71,7 @@ class Agent:
                  interactive: bool, answer: str | None = None):
         self.settings, self.model, self.dispatcher, self.run, self.ui = settings, model, dispatcher, run, ui
         self.ctx = ToolContext(settings=settings, run_dir=run.folder, ui=ui, interactive=interactive,
-                               state=run.state.setdefault("tool_state", {}))
+                               state=run.state.setdefault("tool_state", {}), task=run.state.get("task", ""))
         history = run.history()
         self.results, self.started = history.results, history.started
         self.usage, self.tool_calls = history.usage, history.tool_calls

@@ -68,6 +68,8 @@ class ToolContext:
     deadline: float | None = None
     """time.monotonic() by which the run must stop (--max-time); long-running tools cap their timeout to it."""
     call_id: str = ""
+    task: str = ""
+    """The user's task: a path it names outside the workspace is refused, never taken inside (permissions.confine)."""
     notes: list[str] = field(default_factory=list)
     """Lines put before this call's result (a path taken inside the workspace); a fresh list per call."""
 
@@ -87,7 +89,8 @@ class ToolContext:
 
     def resolve(self, path: str, *, write: bool = False) -> Path:
         """A path the file tools may touch, or PermissionDenied naming the rule."""
-        target = confine(path, self.workspace, self.roots(write=write)[1:], write=write, notes=self.notes)
+        target = confine(path, self.workspace, self.roots(write=write)[1:], write=write, notes=self.notes,
+                         task=self.task)
         if write:  # kept apart from confine(): .git and ga's configuration need a human's approval
             approve_write(target, self.settings, self.ui, interactive=self.interactive)
         return target

@@ -24,13 +24,14 @@ def check_mode(mode: str, tool: str, side_effect: SideEffect) -> None:
         )
 
 
-def confine(path: str, workspace: Path, roots: list[Path], *, write: bool, notes: list[str] | None = None) -> Path:
+def confine(path: str, workspace: Path, roots: list[Path], *, write: bool, notes: list[str] | None = None,
+            task: str = "") -> Path:
     """Resolve `path` (relative to the workspace) and refuse it unless it lies inside an allowed root.
 
     Symlinks and `..` are resolved first, so a link pointing out of the workspace is refused too. The file tools
     then open exactly the returned path without following links (tools/files/confined.py), so a link that changes after
     this check cannot take them outside. A path outside that does not exist, where the workspace has what it names,
-    is taken inside (see _meant_inside), with a line for the model in `notes`.
+    is taken inside (see _meant_inside; `task`: the user's words), with a line for the model in `notes`.
     """
     if not path or "\x00" in path:
         raise PermissionDenied(f"Invalid path {path!r}: give a file path relative to the workspace.")
@@ -44,7 +45,8 @@ def confine(path: str, workspace: Path, roots: list[Path], *, write: bool, notes
         return target
     lexical = Path(os.path.normpath(raw if raw.is_absolute() else workspace / raw))
     outside = not any(lexical.is_relative_to(r) for r in allowed)
-    if outside and (inside := _meant_inside(lexical, workspace)) is not None:
+    slip = outside and path.startswith("/")  # an absolute path; `..` and `~` say outside on purpose
+    if slip and (inside := _meant_inside(lexical, workspace, named=_named(path, lexical, task))) is not None:
         if notes is not None:
             notes.append(f"[{path} does not exist, so {inside.relative_to(workspace)} in the workspace was used: "
                          "paths are relative to the workspace.]")
@@ -57,20 +59,28 @@ def confine(path: str, workspace: Path, roots: list[Path], *, write: bool, notes
     )
 
 
-def _meant_inside(lexical: Path, workspace: Path) -> Path | None:
+def _meant_inside(lexical: Path, workspace: Path, *, named: bool) -> Path | None:
     """The workspace entry a model meant by a path outside that does not exist: the workspace's absolute path with a
-    folder dropped (/trial/1/logs for /trial/1/workspace/logs) or a stray leading slash (/logs/app.log). Taken when
-    the entry exists inside, or, for a new file, when only its folder exists inside; never through a symlink out."""
+    folder dropped (/trial/1/logs for /trial/1/workspace/logs, /w/hello.txt for /w/hello/hello.txt) or a stray
+    leading slash (/logs/app.log). Taken when the entry exists inside, or, for a new file, when its folder exists
+    inside and the user did not name the path (`named`: then the refusal stands); never through a symlink out."""
     if os.path.lexists(lexical):
         return None
     candidate = workspace / lexical.relative_to(os.path.commonpath([lexical, workspace]))
-    if not (os.path.lexists(candidate) or (candidate.parent.is_dir() and not lexical.parent.exists())):
+    if not (os.path.lexists(candidate) or (candidate.parent.is_dir() and not named)):
         return None
     try:
         real = candidate.resolve()
     except (OSError, RuntimeError):
         return None
     return real if real == workspace or real.is_relative_to(workspace) else None
+
+
+def _named(path: str, lexical: Path, task: str) -> bool:
+    """Whether the user's words hold the path (as sent, normalised, or under ~)."""
+    home, full = os.path.expanduser("~"), str(lexical)
+    forms = {path, full} | ({"~" + full[len(home):]} if full.startswith(home + os.sep) else set())
+    return any(form in task for form in forms)
 
 
 def _inside_hint(name: str, workspace: Path, *, write: bool) -> str:

@@ -219,10 +219,17 @@ def test_a_mistyped_workspace_path_that_does_not_exist_is_taken_inside(make_ctx,
     assert result.content == (f"[{near} does not exist, so app.py in the workspace was used: paths are relative to "
                               f"the workspace.]\nPatched {near}: replaced line 1 with 1 line.")
     assert (workspace / "app.py").read_text().startswith("def fetch():") and not near.exists()
-    # a new file whose folder is outside the workspace: refused, with the name to use
-    result = dispatch(make_ctx(), "file_write", {"path": str(workspace.parent / "new.txt"), "content": "x"})
-    assert result.is_error and "relative to it (e.g. path='new.txt')" in result.content
-    assert not (workspace.parent / "new.txt").exists()
+    # a new file beside the workspace (a 1.5B model's /w/hello.txt for /w/hello/hello.txt): made inside
+    made = workspace.parent / "new.txt"
+    result = dispatch(make_ctx(), "file_write", {"path": str(made), "content": "x"})
+    assert result.content.startswith(f"[{made} does not exist, so new.txt in the workspace was used")
+    assert (workspace / "new.txt").read_text() == "x" and not made.exists()
+    # ...unless the user named that path: then it is refused, with the name to use
+    ctx = make_ctx()
+    ctx.task = f"Write {workspace.parent / 'other.txt'} with a greeting."
+    result = dispatch(ctx, "file_write", {"path": str(workspace.parent / "other.txt"), "content": "x"})
+    assert result.is_error and "relative to it (e.g. path='other.txt')" in result.content
+    assert not (workspace.parent / "other.txt").exists() and not (workspace / "other.txt").exists()
     # a file outside that exists is what was asked for: refused, never swapped for the workspace's namesake
     near.write_text("def load():\n    return 2\n")
     result = dispatch(make_ctx(), "file_patch", {"path": str(near), "old_content": "return 2", "new_content": "x"})

@@ -134,10 +134,13 @@ def test_os_refusal_is_a_message_not_a_crash(make_ctx, workspace):
 def test_outside_workspace_is_refused(make_ctx, workspace, tmp_path):
     (tmp_path / "target").mkdir()
     os.symlink(tmp_path / "target", workspace / "escape")
+    ctx = make_ctx()
+    ctx.task = f"Write {tmp_path / 'evil.txt'}"  # named by the user: not a slip for a file in the workspace
     for path in ("../evil.txt", str(tmp_path / "evil.txt"), "escape/evil.txt", "sub/../../evil.txt"):
-        result = dispatch(make_ctx(), {"path": path, "content": "x"})
+        result = dispatch(ctx, {"path": path, "content": "x"})
         assert result.is_error and "workspace-confinement" in result.content, path
     assert not (tmp_path / "evil.txt").exists() and not (tmp_path / "target" / "evil.txt").exists()
+    assert not (workspace / "evil.txt").exists()
 
 
 def test_bad_arguments_through_the_dispatcher(make_ctx, workspace):
@@ -206,7 +209,7 @@ def test_confirm_preview_is_a_diff_with_the_same_refusals(make_ctx, workspace, t
         "--- /dev/null\n+++ b/new/b.txt\n@@ -0,0 +1 @@\n+hi\n\\ No newline at end of file\n")
     assert not (workspace / "new").exists()  # showing a change makes no folders
     with pytest.raises(ToolError, match="outside the workspace"):
-        file_write.preview({"path": str(tmp_path / "out.txt"), "content": "x"}, ctx)
+        file_write.preview({"path": "../out.txt", "content": "x"}, ctx)
 
 
 def test_a_rewrite_copied_with_file_reads_line_numbers_is_written_without_them(make_ctx, workspace):
