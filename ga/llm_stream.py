@@ -25,6 +25,22 @@ CHECK_EVERY = 512
 """Characters of new output between two looks at the tail."""
 LOOP_TAIL = 25_600
 """Characters of a reply's end searched for the repeat (copies are counted inside it)."""
+CALL_REPEATS = 4
+"""A reply whose finished tool calls end in one run of calls (up to CALL_PERIOD of them) made this many times over
+is stopped too: the same file_patch and file_write, alternating 70 times, took 3,269 tokens and 530 s."""
+CALL_PERIOD = 8
+
+
+def repeated_calls(calls: list[tuple[str, str]]) -> int:
+    """Copies of the run of calls that `calls` ends in, when there are CALL_REPEATS or more, else 0."""
+    for period in range(1, CALL_PERIOD + 1):
+        block = calls[-period:]
+        if len(calls) >= period * CALL_REPEATS and calls[-period * CALL_REPEATS:] == block * CALL_REPEATS:
+            copies = CALL_REPEATS
+            while calls[-period * (copies + 1):] == block * (copies + 1) and len(calls) >= period * (copies + 1):
+                copies += 1
+            return copies
+    return 0
 
 
 def repeated_tail(text: str) -> tuple[int, int]:
@@ -153,6 +169,10 @@ class ReplyBuilder:
 
     def _check_loop(self) -> None:
         """Stop a reply that repeats itself: its text keeps one copy of the block; its calls are not run."""
+        finished = [(c.name, "".join(c.arguments)) for c in self._calls[:-1]]  # the last one may still be coming
+        if copies := repeated_calls(finished):
+            self.looped, self._finish_reason = copies, "repetition"
+            return
         parts = [self._text, *(c.arguments for c in self._calls)]
         for part in parts:
             # a whole reply's arguments end in the JSON's closing '"}' after the loop

@@ -8,13 +8,14 @@ from email.utils import formatdate
 from types import SimpleNamespace as NS
 
 import pytest
+from openai.types.chat import ChatCompletionChunk
 
 from ga import tokens
 from ga.config import load_settings
 from ga.errors import ContextOverflow, LimitReached, ModelError, ServerUnreachable
 from ga.llm import OpenAIModel
 from ga.llm_errors import MAX_DELAY, backoff_delay, retry_after_seconds
-from ga.llm_stream import LOOP_REPEATS, IncompleteReply, ReplyBuilder, repeated_tail
+from ga.llm_stream import LOOP_REPEATS, IncompleteReply, ReplyBuilder, repeated_calls, repeated_tail
 from ga.testing import ScriptedServer, tool_call
 
 MESSAGES = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "read a.txt"}]
@@ -162,6 +163,38 @@ def test_a_reply_that_repeats_itself_is_stopped_and_only_what_repeats_is_dropped
     assert text.finish_reason == "repetition" and text.content.count("I will fix the import.") == 1
     assert model.complete(MESSAGES, TOOLS).finish_reason == "stop"
     server.assert_complete()
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_reply_making_the_same_calls_over_and_over_is_stopped(serve, stream):
+    path = "/work/trials/ga/rename-function/1/workspace/sop/get_user/SKILL.md"
+    pair = [tool_call("file_patch", path=path, old_content="get_user", new_content="fetch_user"),
+            tool_call("file_write", path=path, content="fetch_user", mode="overwrite")]
+    distinct = [tool_call("file_read", path=f"logs/day-{i}.log") for i in range(20)]  # many calls, none repeated
+    server, model, _ = serve([{"tool_calls": pair * 35}, {"tool_calls": distinct}], stream=stream)
+    looped = model.complete(MESSAGES, TOOLS)  # a 1.5B model's reply: the pair 35 times, 3,269 tokens
+    assert looped.finish_reason == "repetition"
+    assert model.complete(MESSAGES, TOOLS).finish_reason in ("tool_calls", "stop")
+    assert repeated_calls([("a", "1"), ("b", "2")] * 4) == 4 and repeated_calls([("a", "1")] * 3) == 0
+    assert repeated_calls([("a", "1"), ("a", "2")] * 3) == 0
+    server.assert_complete()
+
+
+def test_calls_streamed_one_after_another_are_stopped_at_the_fourth_copy():
+    """llama.cpp streams a reply's calls one after another: the builder says stop once a run of calls has come
+    four times, so the client closes the stream there instead of at the 70th call."""
+    builder = ReplyBuilder()
+    args = json.dumps({"path": "sop/get_user/SKILL.md", "old_content": "get_user", "new_content": "fetch_user"})
+    for i in range(70):
+        head = {"index": i, "id": f"c{i}", "type": "function", "function": {"name": "file_patch", "arguments": ""}}
+        for delta in (head, {"index": i, "function": {"arguments": args}}):
+            builder.add_chunk(ChatCompletionChunk.model_validate({
+                "id": "x", "object": "chat.completion.chunk", "created": 0, "model": "m",
+                "choices": [{"index": 0, "delta": {"tool_calls": [delta]}, "finish_reason": None}]}))
+        if builder.looped:
+            break
+    assert builder.looped >= 4 and i < 12
+    assert builder.build(MESSAGES, TOOLS).finish_reason == "repetition"
 
 
 def test_the_repeat_detector_needs_enough_copies_of_one_block():
