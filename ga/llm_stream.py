@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,10 @@ CHECK_EVERY = 512
 """Characters of new output between two looks at the tail."""
 LOOP_TAIL = 25_600
 """Characters of a reply's end searched for the repeat (copies are counted inside it)."""
+COUNT_CHARS, COUNT_REPEATS = 2 * LOOP_CHARS, 2 * LOOP_REPEATS
+"""A block repeated with only its numbers changing ("await $ga(13).click(); await $ga(14).click(); ..." for 3,476
+tokens, 574 s) is a loop too, given twice the length and copies: data where only numbers change is code's job."""
+_NUMBERS = re.compile(r"\d+")
 CALL_REPEATS = 4
 """A reply whose finished tool calls end in one run of calls (up to CALL_PERIOD of them) made this many times over
 is stopped too: the same file_patch and file_write, alternating 70 times, took 3,269 tokens and 530 s."""
@@ -43,10 +48,10 @@ def repeated_calls(calls: list[tuple[str, str]]) -> int:
     return 0
 
 
-def repeated_tail(text: str) -> tuple[int, int]:
+def repeated_tail(text: str, chars: int = LOOP_CHARS, repeats: int = LOOP_REPEATS) -> tuple[int, int]:
     """(block length, copies) when `text` ends in one block repeated past the thresholds, else (0, 0)."""
     for period in LOOP_PERIODS:
-        copies = max(LOOP_REPEATS, -(-LOOP_CHARS // period))
+        copies = max(repeats, -(-chars // period))
         if len(text) < period * copies:
             break
         if text[-1 - period] != text[-1]:  # cheap: a repeat of this length would match here
@@ -176,12 +181,16 @@ class ReplyBuilder:
         parts = [self._text, *(c.arguments for c in self._calls)]
         for part in parts:
             # a whole reply's arguments end in the JSON's closing '"}' after the loop
-            period, copies = repeated_tail("".join(part)[-LOOP_TAIL:].rstrip('"}] \n'))
+            tail = "".join(part)[-LOOP_TAIL:].rstrip('"}] \n')
+            period, copies = repeated_tail(tail)
             if copies:
                 self.looped, self._finish_reason = copies, "repetition"
                 if part is self._text:
                     whole = "".join(part)
                     self._text[:] = [whole[: len(whole) - (copies - 1) * period]]
+                return
+            if counted := repeated_tail(_NUMBERS.sub("0", tail), COUNT_CHARS, COUNT_REPEATS)[1]:
+                self.looped, self._finish_reason = counted, "repetition"
                 return
 
     def _slot(self, index: int | None, call_id: str | None) -> _PendingCall:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from email.utils import formatdate
@@ -152,9 +153,12 @@ def test_length_finish_reason_passed_through_with_its_calls(serve, stream):
 @pytest.mark.parametrize("stream", [True, False])
 def test_a_reply_that_repeats_itself_is_stopped_and_only_what_repeats_is_dropped(serve, stream):
     loop = "import unittest\nimport sys\nsys.path.append('/work/trials/ga/fix-calc-bug')\n" * 400  # a 1.5B model's
-    rows = "".join(f"{i},customer-{i},{i * 7 % 13}.50\n" for i in range(2000))  # long, but no block repeats
+    # long, but no block repeats, not even with only its numbers changing
+    rows = "".join(f"{i},{hashlib.sha1(str(i).encode()).hexdigest()[:10]},{i * 7 % 13}.50\n" for i in range(2000))
+    clicks = "".join(f"await $ga({i}).click(); " for i in range(13, 600))  # a 1.5B model: 3,476 tokens, 574 s
     steps = [{"tool_calls": [tool_call("file_write", path="test_stats.py", content=loop)]},
-             {"content": "Sorry. " + "I will fix the import. " * 200}, {"content": rows}]
+             {"content": "Sorry. " + "I will fix the import. " * 200}, {"content": rows},
+             {"tool_calls": [tool_call("web_execute_js", script=clicks)]}]
     server, model, _ = serve(steps, stream=stream)
     calls = model.complete(MESSAGES, TOOLS)
     assert calls.finish_reason == "repetition" and [c.name for c in calls.tool_calls] == ["file_write"]
@@ -162,6 +166,8 @@ def test_a_reply_that_repeats_itself_is_stopped_and_only_what_repeats_is_dropped
     text = model.complete(MESSAGES, TOOLS)
     assert text.finish_reason == "repetition" and text.content.count("I will fix the import.") == 1
     assert model.complete(MESSAGES, TOOLS).finish_reason == "stop"
+    counting = model.complete(MESSAGES, TOOLS)
+    assert counting.finish_reason == "repetition" and counting.estimated_usage == stream
     server.assert_complete()
 
 
