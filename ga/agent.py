@@ -4,60 +4,33 @@ from __future__ import annotations
 
 import platform
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 
+from ga.check import run_check
 from ga.config import Settings
-from ga.context import Context, Step
-from ga.dispatch import Dispatcher, ToolContext, ToolResult, error
+from ga.context.history import Context, Step
 from ga.errors import AgentStop, ContextOverflow, Interrupted, LimitReached, ServerUnreachable
-from ga.escalation import Escalation
-from ga.human import WaitingForAnswer, answer_result, candidates_of
-from ga.mailbox import Inbox
-from ga.permissions import SideEffect
+from ga.escalation import Escalation, gist
+from ga.invocation import invocation
+from ga.model.settings import ModelSettings
+from ga.outcome import Done, Outcome
 from ga.prompts import render
-from ga.protocols import UI, Model, Reply, ToolCall, Usage
-from ga.runs import Run, tool_message
-from ga.turn_budget import SHOWN_RESULTS
-from ga.turns import CUT_FINISHES, Guard, assistant_message, tidy, unique_ids
-from memory import index, learn
+from ga.protocols import UI, Memory, Model, Reply, ToolCall, Usage
+from ga.reply import CUT_FINISHES, RUNTIME_NOTES, Guard, assistant_message, tidy, unique_ids
+from ga.runs.folder import Run, tool_message
+from ga.runs.mailbox import Inbox
+from ga.tooling.budget import SHOWN_RESULTS
+from ga.tooling.dispatch import Dispatcher
+from ga.tooling.human import WaitingForAnswer, answer_result, candidates_of
+from ga.tooling.permissions import SideEffect
+from ga.tooling.spec import ToolContext, ToolResult, error
 
 
-class Done(AgentStop):
-    status = "done"
-    exit_code = 0
-
-
-@dataclass(kw_only=True)
-class Outcome:
-    run_id: str
-    status: str
-    exit_code: int
-    answer: str = ""
-    usage: Usage = field(default_factory=Usage)
-    tool_calls: int = 0
-    question: dict | None = None
-    """A paused run's question: {"question", "candidates"} (the outbox and the notification carry it)."""
-
-    def as_json(self) -> dict:
-        return {"run_id": self.run_id, "status": self.status, "answer": self.answer,
-                "usage": asdict(self.usage), "tool_calls": self.tool_calls}
-
-
-def system_prompt(settings: Settings, listing: str = "") -> str:
+def system_prompt(memory: Memory | None = None, listing: str = "") -> str:
     """The same for every run and workspace up to the L1 memory index (which changes only when memory does), so a
     prompt-caching server reuses it; the SOPs and facts listed for this task come last. What varies per run
     otherwise (workspace, platform, date) goes into the first user message."""
-    return "\n\n".join(filter(None, [render("system.md"), memory_index(settings), listing]))
-
-
-def memory_index(settings: Settings) -> str:
-    """The L1 memory index: changes only when memory does, so it may sit in the stable system prompt."""
-    return index.system_section(settings.home, settings.skills_path)
-
-
-def task_listing(settings: Settings, task: str) -> str:
-    """The SOPs and facts memory holds for this task ("" when nothing is relevant)."""
-    return index.task_listing(settings.home, task, settings.skills_path)
+    return "\n\n".join(filter(None, [render("system.md"), memory.system_section() if memory else "", listing]))
 
 
 def first_message(settings: Settings, task: str) -> str:
@@ -68,10 +41,15 @@ def first_message(settings: Settings, task: str) -> str:
 
 class Agent:
     def __init__(self, *, settings: Settings, model: Model, dispatcher: Dispatcher, run: Run, ui: UI,
-                 interactive: bool, answer: str | None = None):
+                 interactive: bool, answer: str | None = None, memory: Memory | None = None,
+                 model_settings: ModelSettings | None = None):
         self.settings, self.model, self.dispatcher, self.run, self.ui = settings, model, dispatcher, run, ui
+        self.memory = memory
+        """Long-term memory (SOPs listed, reads and writes observed); None: a run without memory."""
+        self.model_settings = model_settings or ModelSettings()
+        """The model's own behaviour (ga/model/settings.py): here, whether a doubtful answer is questioned once."""
         self.ctx = ToolContext(settings=settings, run_dir=run.folder, ui=ui, interactive=interactive,
-                               state=run.state.setdefault("tool_state", {}), task=run.state.get("task", ""))
+                               state=run.state.setdefault("tool_state", {}), memory=memory)
         history = run.history()
         self.results, self.started = history.results, history.started
         self.usage, self.tool_calls = history.usage, history.tool_calls
@@ -81,15 +59,20 @@ class Agent:
         self.schemas = dispatcher.schemas()
         self.fresh = not history.messages
         if self.fresh:  # listed once, when the run starts: a resume sends the same system prompt
-            run.state["sop_listing"] = task_listing(settings, run.state["task"])
-        system = system_prompt(settings, run.state.get("sop_listing", ""))
+            run.state["sop_listing"] = memory.task_listing(run.state["task"]) if memory else ""
+        system = system_prompt(memory, run.state.get("sop_listing", ""))
         self.context = Context(system, budget=settings.context_tokens, tools=self.schemas,
                                window=settings.model_window, state=run.state.setdefault("context", {}),
-                               save_output=self.ctx.save_output, summarise=self._summarise, on_step=self._on_step)
+                               save_output=self.ctx.save_output, summarise=self._summarise, on_step=self._on_step,
+                               runtime_notes=RUNTIME_NOTES)
         self.context.extend(history.messages, {i: (r.get("details") or {}).get("full_output")
                                                for i, r in history.results.items()})
-        self.guard = Guard(run.state.setdefault("guard", {}), settings.strikes)
+        self.guard = Guard(run.state.setdefault("guard", {}), settings.strikes,
+                           doubt=self.model_settings.doubt_answers)
         self.escalation = Escalation(run=run, settings=settings, ui=ui)
+        self.keep_open = False
+        """A caller that goes on with the run after start() returns (the chat) keeps the tools' resources (the browser,
+        programs left running) open, and closes self.ctx itself."""
         self.clock = time.monotonic()
         if settings.max_time:
             self.ctx.deadline = self.clock + settings.max_time
@@ -98,8 +81,10 @@ class Agent:
 
     def start(self) -> Outcome:
         """Run until the model answers, a limit is hit, or the run pauses for a human."""
+        if self.run.state.get("status") == "done":
+            self.run.state.pop("check_result", None)  # a done run goes on with a new message: its old check is stale
         self._set_status("running", "")
-        if not self.settings.model_window and hasattr(self.model, "context_window"):
+        if not self.settings.model_window:
             self.context.learn_window(self.model.context_window())
         try:
             self.finish_pending()
@@ -114,9 +99,10 @@ class Agent:
         except AgentStop as stop:
             outcome = self._outcome(stop)
         except KeyboardInterrupt:
-            outcome = self._outcome(Interrupted("Interrupted; the run is saved and can be resumed."))
+            outcome = self._outcome(Interrupted("Interrupted (Ctrl-C or SIGTERM); the run is saved."))
         finally:
-            self.ctx.close()
+            if not self.keep_open:
+                self.ctx.close()
         self._set_status(outcome.status, outcome.answer)
         return outcome
 
@@ -124,21 +110,19 @@ class Agent:
         self.execute(self.query())
 
     def query(self) -> Reply:
-        if hasattr(self.ui, "turn"):
-            self.ui.turn(self.turns + 1)
+        self.ui.turn(self.turns + 1)
         reply = self._complete(self.ctx.state.get("checkpoint", ""))
         if not reply.estimated_usage:
             self.context.observe(reply.usage.prompt_tokens)
         self.turns += 1
         self.usage.add(reply.usage)
         self.run.state.update(turns=self.turns, usage=asdict(self.usage))  # for `runs`, saved with the next step
-        if hasattr(self.ui, "usage"):
-            self.ui.usage(self.usage)
+        self.ui.usage(self.usage)
         return reply
 
     def _complete(self, checkpoint: str) -> Reply:
         """One model request; refused as too long for the model's context, it is compacted and sent once more."""
-        on_text = getattr(self.ui, "text", None)
+        on_text = self.ui.text
         try:
             return self.model.complete(self.context.request(checkpoint), self.schemas, on_text=on_text,
                                        deadline=self.ctx.deadline)
@@ -152,7 +136,7 @@ class Agent:
             size = self.context.tokens(checkpoint)
             raise ContextOverflow(f"{err} It was refused again after compacting to about {size:,} tokens. Lower "
                              "GA_CONTEXT_TOKENS or set GA_MODEL_WINDOW to the model's context, then "
-                             f"python run.py --resume {self.run.id}") from None
+                             f"{invocation()} --resume {self.run.id}") from None
 
     def _summarise(self, messages: list[dict]) -> str:
         """The side request (no tools) that writes the hand-off note; "" when the model cannot."""
@@ -195,14 +179,26 @@ class Agent:
             self.record(assistant_message(reply), reply.usage)
             self.record({"role": "user", "content": nudge})
             return
-        self.record(assistant_message(reply), reply.usage)
+        self.record(assistant_message(reply), reply.usage, reasoning=reply.reasoning)
         if not reply.tool_calls:
-            raise Done(reply.content)
+            self.answered(reply)
+            return
         results = self.dispatcher.dispatch(reply.tool_calls, self.ctx, on_start=self.on_start, on_result=self.on_result,
-                                           budget=self.context.turn_budget())
+                                           budget=self.context.results_budget())
         if tidied.not_run:
             self.record({"role": "user", "content": tidied.not_run})
         self.guard.after_calls(results)
+        self.settle()
+
+    def answered(self, reply: Reply) -> None:
+        """The model's final answer: the run is done, unless the user's --check says the work is not."""
+        if not self.settings.check:
+            raise Done(reply.content)
+        checked = run_check(self.settings.check, number=self.turns, dispatcher=self.dispatcher, ctx=self.ctx,
+                            run=self.run, ui=self.ui, escalation=self.escalation)
+        if checked.passed:
+            raise Done(reply.content)
+        self.record(checked.message)
         self.settle()
 
     def finish_pending(self) -> None:
@@ -220,7 +216,7 @@ class Agent:
                     "Check the current state before repeating it.", stage="interrupted"))
             else:
                 self.dispatcher.dispatch([call], self.ctx, on_start=self.on_start, on_result=self.on_result,
-                                         budget=self.context.turn_budget())
+                                         budget=self.context.results_budget())
         if self.answer is not None:
             added = {"role": "user", "content": f"The user adds: {self.answer}"}
             self.record(self.escalation.answered(self.answer) or added, mail=self.answer_mail)
@@ -237,7 +233,7 @@ class Agent:
         return spec is not None and spec.side_effect is SideEffect.READ_ONLY
 
     def check_limits(self) -> None:
-        s, resume = self.settings, f"python run.py --resume {self.run.id}"
+        s, resume = self.settings, f"{invocation()} --resume {self.run.id}"
         if s.max_turns and self.turns >= s.max_turns:
             raise LimitReached(f"Reached the turn limit ({s.max_turns}). Continue with {resume} --max-turns N.")
         if s.max_tokens and self.usage.total >= s.max_tokens:
@@ -246,10 +242,12 @@ class Agent:
         if s.max_time and time.monotonic() - self.clock >= s.max_time:
             raise LimitReached(f"Reached the time limit ({s.max_time:g} s). Continue with {resume}.")
 
-    def record(self, message: dict, usage: Usage | None = None, mail: str | None = None) -> None:
+    def record(self, message: dict, usage: Usage | None = None, mail: str | None = None, reasoning: str = "") -> None:
         event = {"type": "message", "message": message}
         if usage is not None:
             event["usage"] = asdict(usage)
+        if reasoning:  # the trajectory keeps a reasoning model's thinking; the history never sends it back
+            event["reasoning"] = reasoning
         if mail:  # the mailbox message this records: consumed by this very line
             event["mail"] = mail
         self.run.append(event)
@@ -259,23 +257,24 @@ class Agent:
         # a stop request ends the run after the current tool; only read-only calls run in parallel groups, so a
         # group cut here leaves nothing that cannot simply run on resume
         self.inbox.stop_if_asked()
-        if hasattr(self.ui, "tool_start"):
-            self.ui.tool_start(call, args)
+        self.ui.tool_start(call, args)
         self.started.add(call.id)
         self.run.append({"type": "call_start", "id": call.id, "name": call.name})
 
     def on_result(self, call: ToolCall, result: ToolResult) -> None:
-        if hasattr(self.ui, "tool_done"):
-            self.ui.tool_done(call, result)
+        self.ui.tool_done(call, result)
         # adds the stage hint; its notice follows the tool line
         result = self.escalation.observe(call, result, read_only=self._rerunnable(call.name))
-        learn.observe(call.name, result, self.ctx, self.run.id)  # SOP reads for the ledger; memory writes guarded
+        if self.memory:  # SOP reads for the ledger; memory writes guarded
+            self.memory.observe(call.name, result, self.ctx.state)
         # state first: a kill between the two leaves the call "started, no result", never a lost state change
         self.run.save_state()
         self.run.append({"type": "result", "id": call.id, "name": call.name, "content": result.content,
                          "is_error": result.is_error, "details": result.details})
         self.results[call.id] = {"content": result.content}
         self.tool_calls += 1
+        # a final answer right after a failed step is not verified: what failed is said then
+        self.run.state["last_failed"] = f"{call.name}: {gist(result.content, 120)}" if result.is_error else ""
         self.context.add(tool_message(call.id, result.content), full_output=result.details.get("full_output"))
         if result.details.get("killed") == "interrupted":
             raise KeyboardInterrupt  # Ctrl-C during a program: it was killed and recorded; now the run stops
@@ -283,11 +282,22 @@ class Agent:
     def _outcome(self, stop: AgentStop) -> Outcome:
         asked = isinstance(stop, WaitingForAnswer)
         question = {"question": stop.question, "candidates": stop.candidates} if asked else None
-        return Outcome(run_id=self.run.id, status=stop.status, exit_code=stop.exit_code, answer=str(stop),
-                       usage=self.usage, tool_calls=self.tool_calls, question=question)
+        answer = str(stop)
+        if self.settings.check and stop.status in ("limit", "failed", "interrupted", "paused"):
+            answer += f" The check `{self.settings.check}` never passed."
+        return Outcome(run_id=self.run.id, status=stop.status, exit_code=stop.exit_code, answer=answer,
+                       usage=self.usage, tool_calls=self.tool_calls, question=question, verified=self.verified(),
+                       model_settings=self.model_settings.name)
+
+    def verified(self) -> bool | None:
+        """What the end of the run shows (Outcome.verified)."""
+        if self.settings.check:
+            return bool((self.run.state.get("check_result") or {}).get("passed"))
+        return False if self.run.state.get("last_failed") else None
 
     def _set_status(self, status: str, message: str) -> None:
         self.run.state.update(status=status, answer=message if status == "done" else "", message=message,
-                              turns=self.turns, usage=asdict(self.usage), tool_calls=self.tool_calls)
+                              turns=self.turns, usage=asdict(self.usage), tool_calls=self.tool_calls,
+                              verified=self.verified() if status != "running" else None)
         self.run.save_state()
         self.run.append({"type": "status", "status": status, "message": message})

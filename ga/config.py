@@ -2,22 +2,29 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+from ga import config_file
 from ga.errors import ConfigError
+from ga.invocation import invocation
 
 
 @dataclass(kw_only=True)
 class Settings:
     base_url: str = ""
-    """OpenAI-compatible endpoint (OPENAI_BASE_URL), e.g. http://localhost:11434/v1 for Ollama."""
+    """OpenAI-compatible endpoint (OPENAI_BASE_URL or GA_HOME/config.toml), e.g. http://localhost:11434/v1."""
     api_key: str = ""
-    """OPENAI_API_KEY; local servers accept any non-empty value."""
+    """OPENAI_API_KEY, or config.toml's api_key / api_key_env; local servers accept any non-empty value."""
     model: str = ""
-    """Model name (--model or GA_MODEL); "local" (--local) is the embedded model, served by ga itself."""
+    """Model name (--model, GA_MODEL or config.toml); "local" (--local) is the embedded model, served by ga itself."""
+    profile: str = ""
+    """--profile NAME: the [profiles.NAME] table of config.toml in effect ("" for none)."""
+    missing_key: str = ""
+    """Why the key configured for the endpoint could not be read (an api_key_env not set in this shell), else ""."""
     home: Path = field(default_factory=lambda: Path("~/.ga").expanduser())
     """GA_HOME: sop/, memory/ and runs/<run_id>/ live here."""
     workdir: Path = field(default_factory=Path.cwd)
@@ -32,6 +39,8 @@ class Settings:
     """Wall-clock seconds per run; 0 means no limit."""
     autonomous: bool = False
     """Never block on a human: ask_user pauses the run (exit 3). Implied when stdin is not a terminal."""
+    autonomous_why: str = ""
+    """Why the run is autonomous, for its header: "--autonomous", "stdin is a pipe", "a background run"..."""
     mode: str = "default"
     """Permission mode: default, plan (read-only tools only) or confirm (ask before every change)."""
     stream: bool = True
@@ -51,6 +60,11 @@ class Settings:
     are old turns folded into a summary. The model's window caps it."""
     model_window: int = 0
     """GA_MODEL_WINDOW: the model's context length in tokens; 0 means what the server reports, if it does."""
+    context_steps: str = ""
+    """GA_CONTEXT_STEPS: how the history is masked when it passes the budget. "small": often, a little at a time,
+    for providers that bill every prompt token (cached ones at a discount); "large": rarely, deeply, for a local
+    server, which re-reads everything after a change at seconds per thousand tokens. Empty: "large" for --local,
+    "small" otherwise."""
     stage2_after: int = 3
     """GA_STAGE2_AFTER: consecutive failed tool calls before the model is told to stop retrying, probe the
     environment and switch approach (a repeat of a call that already failed gets there at once); 0: only repeats."""
@@ -69,8 +83,10 @@ class Settings:
     checkpoint_tokens: int = 200
     """Size limit of the working checkpoint."""
     sandbox: bool = False
-    """Run code_run inside bubblewrap (--sandbox). Autonomous runs get it by default when bubblewrap works
+    """Run code_run inside bubblewrap (--sandbox). Every new run gets it by default when bubblewrap works
     (--no-sandbox opts out); its network is off unless GA_SANDBOX_NET=1."""
+    sandbox_why: str = ""
+    """Why the sandbox is on or off, for the run's header: "--sandbox", "an autonomous run", bubblewrap's problem..."""
     headed: bool = False
     """Show the browser window."""
     browser_profile: bool = True
@@ -82,8 +98,20 @@ class Settings:
     archive; off, memory is only read (SOPs are still listed) and start_long_term_update refuses."""
     skills_path: list[Path] = field(default_factory=list)
     """GA_SKILLS_PATH: extra Agent Skills folders (os.pathsep-separated, e.g. ~/.claude/skills) read in place."""
+    check: str = ""
+    """--check CMD / GA_CHECK: run when the model gives its final answer (as code_run would, in the workspace); the
+    run is done only when it exits 0, otherwise its output goes back to the model as a failed step."""
+    model_settings: str = ""
+    """GA_MODEL_SETTINGS: force an entry of ga/model/models.toml (e.g. "small"), or "default" for none; empty: the
+    entry that names the model, if any (--local takes the small-model one)."""
     distill_timeout: float = 120
     """GA_DISTILL_TIMEOUT: seconds the distillation request may take before it is abandoned (the run stays done)."""
+    price_in: float = 0
+    """GA_PRICE_IN: dollars per million prompt tokens; with it (or price_out) a run's last line gives its cost."""
+    price_out: float = 0
+    """GA_PRICE_OUT: dollars per million completion tokens."""
+    price_cached: float = 0
+    """GA_PRICE_CACHED: dollars per million prompt tokens served from the server's cache; 0: as price_in."""
 
     @property
     def runs_dir(self) -> Path:
@@ -93,6 +121,8 @@ class Settings:
         """Raise a short, actionable error when the model endpoint is not configured."""
         if self.model == "local":
             return  # the embedded model: ga starts its own server (ga/local)
+        if self.base_url and self.model and self.missing_key:
+            raise ConfigError(self.missing_key)
         missing = [n for n, v in (("OPENAI_BASE_URL", self.base_url), ("OPENAI_API_KEY", self.api_key)) if not v]
         if not self.model:
             missing.append("GA_MODEL (or --model)")
@@ -103,6 +133,7 @@ class Settings:
                 "    OpenAI:     OPENAI_BASE_URL=https://api.openai.com/v1 OPENAI_API_KEY=sk-... GA_MODEL=gpt-4.1\n"
                 "    Ollama:     OPENAI_BASE_URL=http://localhost:11434/v1 OPENAI_API_KEY=ollama GA_MODEL=qwen3\n"
                 "    llama.cpp:  OPENAI_BASE_URL=http://localhost:8080/v1 OPENAI_API_KEY=none GA_MODEL=qwen\n"
+                f"  or keep it in GA_HOME/config.toml: {invocation()} config set base_url URL (and model, api_key)\n"
                 "  or run the embedded model with --local (or GA_MODEL=local): Qwen2.5-Coder-1.5B on llama.cpp, small "
                 "and slow on a CPU but real. Its first use downloads ~1.1 GB and builds llama.cpp's server (about 10 "
                 "minutes on 2 cores) into ~/.cache/ga; later runs start in seconds."
@@ -110,14 +141,12 @@ class Settings:
 
 
 _ENV = {
-    "base_url": "OPENAI_BASE_URL",
-    "api_key": "OPENAI_API_KEY",
-    "model": "GA_MODEL",
     "home": "GA_HOME",
     "retry_base": "GA_RETRY_BASE",
     "retries": "GA_RETRIES",
     "context_tokens": "GA_CONTEXT_TOKENS",
     "model_window": "GA_MODEL_WINDOW",
+    "context_steps": "GA_CONTEXT_STEPS",
     "request_timeout": "GA_REQUEST_TIMEOUT",
     "max_output_tokens": "GA_MAX_OUTPUT_TOKENS",
     "stage2_after": "GA_STAGE2_AFTER",
@@ -126,6 +155,11 @@ _ENV = {
     "repeat_nudge": "GA_REPEAT_NUDGE",
     "repeat_stop": "GA_REPEAT_STOP",
     "distill_timeout": "GA_DISTILL_TIMEOUT",
+    "check": "GA_CHECK",
+    "model_settings": "GA_MODEL_SETTINGS",
+    "price_in": "GA_PRICE_IN",
+    "price_out": "GA_PRICE_OUT",
+    "price_cached": "GA_PRICE_CACHED",
 }
 
 
@@ -133,13 +167,17 @@ def _convert(name: str, raw: str, kind: type) -> object:
     try:
         if kind is Path:
             return Path(raw).expanduser()
-        return kind(raw)
+        value = kind(raw)
+        if kind is float and not math.isfinite(value):  # float("nan") and float("inf") parse
+            raise ValueError(raw)
+        return value
     except ValueError:
         raise ConfigError(f"{_ENV.get(name, name)}={raw!r} is not a valid {kind.__name__}") from None
 
 
-def load_settings(env: dict[str, str] | None = None, **overrides: object) -> Settings:
-    """Settings from environment variables, then explicit overrides (command-line flags) on top."""
+def load_settings(env: Mapping[str, str] | None = None, *, remembered_url: str = "", **overrides: object) -> Settings:
+    """Settings from GA_HOME/config.toml and environment variables, then explicit overrides (command-line flags) on
+    top; `remembered_url`: the endpoint a resumed run started with (see ga/config_file.py for the order)."""
     env = os.environ if env is None else env
     types = {f.name: f.type for f in fields(Settings)}
     kinds = {"str": str, "Path": Path, "int": int, "float": float}
@@ -149,6 +187,11 @@ def load_settings(env: dict[str, str] | None = None, **overrides: object) -> Set
             values[name] = _convert(name, env[var], kinds[str(types[name])])
     values.update(_memory_env(env))
     values.update({k: v for k, v in overrides.items() if v is not None})
+    home = Path(values.get("home", "~/.ga")).expanduser()  # type: ignore[arg-type]
+    found = config_file.resolve(home, env, profile=str(values.get("profile") or ""), remembered_url=remembered_url)
+    values.setdefault("model", found.model.value)
+    values.update(base_url=values.get("base_url") or found.base_url.value,
+                  api_key=values.get("api_key") or found.api_key.value, missing_key=found.missing_key)
     settings = Settings(**values)
     settings.home = Path(settings.home).expanduser().resolve()
     settings.workdir = Path(settings.workdir).expanduser().resolve()
@@ -156,8 +199,19 @@ def load_settings(env: dict[str, str] | None = None, **overrides: object) -> Set
         raise ConfigError(f"--workdir {settings.workdir} is not a folder")
     if settings.mode not in ("default", "plan", "confirm"):
         raise ConfigError(f"unknown permission mode {settings.mode!r}: use default, plan or confirm")
+    if settings.context_steps not in ("", "small", "large"):
+        raise ConfigError(f"GA_CONTEXT_STEPS={settings.context_steps!r}: use small or large")
     _check_thresholds(settings)
+    if settings.headed and not any(env.get(n) for n in ("DISPLAY", "WAYLAND_DISPLAY", "GA_BROWSER_CDP")):
+        raise ConfigError("--headed shows the browser in a window, and there is no display here (DISPLAY and "
+                          "WAYLAND_DISPLAY are not set): run without --headed, or with a display (ssh -X, xvfb-run).")
     return settings
+
+
+def home_dir(env: Mapping[str, str] | None = None) -> Path:
+    """GA_HOME, without reading anything in it (`config set` must work on a config.toml that does not parse)."""
+    env = os.environ if env is None else env
+    return Path(env.get("GA_HOME") or "~/.ga").expanduser().resolve()
 
 
 def _memory_env(env: Mapping[str, str]) -> dict[str, object]:
@@ -172,7 +226,8 @@ def _memory_env(env: Mapping[str, str]) -> dict[str, object]:
 
 
 def _check_thresholds(s: Settings) -> None:
-    for name in ("stage2_after", "stage3_after", "strikes", "repeat_nudge", "repeat_stop", "max_output_tokens"):
+    for name in ("stage2_after", "stage3_after", "strikes", "repeat_nudge", "repeat_stop", "max_output_tokens",
+                 "price_in", "price_out", "price_cached"):
         if getattr(s, name) < 0:
             raise ConfigError(f"{_ENV[name]} must be 0 (off) or more")
     if s.context_tokens < 2_000:  # the system prompt and the tools alone take about 1,300

@@ -10,6 +10,11 @@ class ToolError(Exception):
 class PermissionDenied(ToolError):
     """A call refused by the permission check; the message names the rule that decided."""
 
+    def __init__(self, message: str, *, shown: str = ""):
+        super().__init__(message)
+        self.shown = shown
+        """The refusal for the human, when the message is only for the model (e.g. "rejected by you: ...")."""
+
 
 class ConfigError(Exception):
     """Bad flags or environment: printed as one short message, exit code 2."""
@@ -63,3 +68,8 @@ class ModelError(AgentStop):
 
 class ServerUnreachable(ModelError):
     """No connection could be made to the server before any reply: nothing happened, so no run is kept."""
+
+
+class NotAnAPI(ServerUnreachable):
+    """Something answered at the base URL, but not an OpenAI-compatible API (a web page, a 404 without JSON): as
+    with no server at all, one try, and a run that had not started is not kept."""

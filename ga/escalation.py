@@ -9,8 +9,11 @@ Every tool result is counted; a success resets the count. With n failures in a r
            after it, or a failed call repeated again after it. The human is asked through ask_user (autonomous:
            the run pauses); the answer comes back as a user message and the count starts over.
 
+A program that ran and said no (a non-zero exit: grep's no match, diff's differences, a failing test run) is
+information, not a failure, unless the same command says the same again: then it counts as a repeated failure
+(stage 2 at once). So a long series of distinct greps or test runs never escalates on that alone.
 Malformed calls (dispatcher stage "arguments") and calls cut off by a crash count for nothing here: the Guard
-in ga/turns.py handles the first, the second say nothing about the approach. Separately, the same call giving
+in ga/reply.py handles the first, the second say nothing about the approach. Separately, the same call giving
 the same result repeat_nudge times in a row gets a nudge, and repeat_stop times ends the run (NoProgress).
 State lives in run.state["escalation"], so it is saved with every result and survives --resume.
 """
@@ -22,13 +25,13 @@ import json
 import re
 
 from ga.config import Settings
-from ga.dispatch import ToolContext, ToolResult
-from ga.encoding import scrub, scrub_text
 from ga.errors import AgentStop
-from ga.human import WaitingForAnswer, ask
 from ga.protocols import UI, ToolCall
-from ga.runs import Run
-from ga.ui import summarize
+from ga.runs.folder import Run
+from ga.tooling.arguments import summarize
+from ga.tooling.encoding import scrub, scrub_text
+from ga.tooling.human import WaitingForAnswer, ask
+from ga.tooling.spec import ToolContext, ToolResult
 
 NEUTRAL = frozenset({"arguments", "interrupted"})
 """details["stage"] values that are neither a failure nor a success of the approach."""
@@ -47,9 +50,6 @@ HINT_3 = "[Escalation stage 3: {why}. The user has been asked for help; wait for
 LOOP = ("[Same call, same result {n} times in a row: no progress. Use what you already have, or do something "
         "different.]")
 ANSWER = "The user, asked for help because the task was stuck, answers: {answer}"
-NOTICES = {0: "escalation over: {why}",
-           2: "escalation stage 2 ({why}): the model is told to stop retrying and change its approach",
-           3: "escalation stage 3 ({why}): asking the human for help"}
 
 
 class NoProgress(AgentStop):
@@ -65,7 +65,7 @@ def call_key(call: ToolCall) -> str:
     if isinstance(args, str):
         try:
             args = json.loads(args or "{}")
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             pass
     text = json.dumps(scrub([call.name, args]), sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha1(text.encode()).hexdigest()[:16]
@@ -81,6 +81,12 @@ def gist(content: str, limit: int = 80, *, sentence: bool = True) -> str:
     if text.startswith("[") and body:
         text = f"{text} {body[-1]}"
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def informative(result: ToolResult) -> bool:
+    """A program that ran to its end and exited non-zero (not killed, not refused): what it said is information."""
+    code, details = result.details.get("exit_code"), result.details
+    return isinstance(code, int) and code != 0 and not details.get("killed") and not details.get("stage")
 
 
 def tried_line(call: ToolCall, result: ToolResult) -> str:
@@ -104,7 +110,12 @@ class Escalation:
             return result  # while a question to the human is pending, nothing else moves the stage
         if result.details.get("stage") in NEUTRAL or result.details.get("killed") == "interrupted":
             return result  # the user's own Ctrl-C is not a failure of the approach
-        hint = self._failed(call, result) if result.is_error else self._succeeded(call, result, read_only)
+        if result.is_error and informative(result):
+            hint = self._information(call, result)
+        elif result.is_error:
+            hint = self._failed(call, result)
+        else:
+            hint = self._succeeded(call, result, read_only)
         if hint:
             result.content = f"{result.content}\n{hint}"
         return result
@@ -140,7 +151,7 @@ class Escalation:
         if not read_only or call.name in ANSWERED_BY_HUMAN or call.name == s.get("failed_tool", call.name):
             if s.get("stage"):
                 self._change(0, f"{call.name} succeeded")
-            for name in ("failures", "stage", "stage2_at", "failed", "tried", "last_error", "failed_tool"):
+            for name in ("failures", "stage", "stage2_at", "failed", "tried", "last_error", "failed_tool", "exits"):
                 s.pop(name, None)
         if call.name in ANSWERED_BY_HUMAN:
             s["same"], s["same_key"] = 0, ""
@@ -156,10 +167,19 @@ class Escalation:
                     f"no progress: {s['same_call']} gave the same result {s['same']} times in a row")
         return LOOP.format(n=s["same"])
 
-    def _failed(self, call: ToolCall, result: ToolResult) -> str:
+    def _information(self, call: ToolCall, result: ToolResult) -> str | None:
+        """A non-zero exit: nothing, unless this very command said this very thing before (then a repeated failure)."""
+        s = self.state
+        key = call_key(call) + hashlib.sha1(_TIMING.sub("", scrub_text(result.content)).encode()).hexdigest()[:8]
+        if key in s.get("exits", []):
+            return self._failed(call, result, repeat=True)
+        s["exits"] = [*s.get("exits", []), key][-FAILED_KEYS:]
+        return None
+
+    def _failed(self, call: ToolCall, result: ToolResult, *, repeat: bool = False) -> str:
         s = self.state
         key = call_key(call)
-        repeat = key in s.get("failed", [])
+        repeat = repeat or key in s.get("failed", [])
         s["failed"] = [*s.get("failed", []), key][-FAILED_KEYS:]
         s["tried"] = [*s.get("tried", []), tried_line(call, result)][-TRIED_LINES:]
         s["failures"] = n = s.get("failures", 0) + 1
@@ -208,15 +228,10 @@ class Escalation:
         self.state.clear()
 
     def _change(self, stage: int, why: str, question: str | None = None) -> None:
-        before, self.state["stage"] = self.state.get("stage", 0), stage
-        event = {"type": "stage", "stage": stage, "reason": why, **({"question": question} if question else {})}
-        if hasattr(self.ui, "stage"):  # sinks that report stages as such (--jsonl) get them instead of a notice
-            self.run.append(event)
-            self.ui.stage(stage, why)
-        else:
-            # every change is in the trajectory; the terminal hears of stages 2 and 3 only: an ordinary failure
-            # (`ls missing`) and its fix are already on the tool's own line
-            self._event(event, NOTICES[stage].format(why=why) if stage >= 2 or (stage == 0 and before >= 2) else None)
+        previous, self.state["stage"] = self.state.get("stage", 0), stage
+        event = {"type": "stage", "stage": stage, "reason": why}
+        self.run.append({**event, "question": question} if question else event)
+        self.ui.stage(stage, why, previous)
 
     def _event(self, event: dict, line: str | None) -> None:
         self.run.append(event)

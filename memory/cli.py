@@ -1,48 +1,58 @@
-"""python run.py memory list [--json] | show NAME | rm NAME | search QUERY [--json] [--runs] | export DIR | import DIR
+"""ga memory [list] [--json] | show NAME | rm NAME | search QUERY [--json] [-v] [--runs] | export DIR | import DIR
+
+With no command (or only options), `memory` lists, as `runs` does.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import json
+import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from ga.config import Settings, load_settings
 from ga.errors import ConfigError
-from memory import store
-from memory.index import refresh
-from sop import ledger, retrieval
-from sop.library import Library, install_seeds, load, remove, save, skill_files
-from sop.skill import SkillError, read
-from sop.tokens import tokenize
+from ga.invocation import invocation
+from memory.index import marks, refresh
+from sop import ledger, retrieval, store, transfer
+from sop.library import Library, install_seeds, load, remove, save
+from sop.skill import SKILL_FILE, SkillError, read
+from sop.words import tokenize
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="run.py memory", description="Inspect and move ga's SOPs and memory.")
-    sub = p.add_subparsers(dest="command", required=True)
+    p = argparse.ArgumentParser(prog=f"{invocation()} memory", description="Inspect and move ga's SOPs and memory "
+                                "(with no command: list).")
+    sub = p.add_subparsers(dest="command", required=True, help="what to do (each has its own --help)")
     ls = sub.add_parser("list", help="every SOP with its ledger")
-    ls.add_argument("--json", action="store_true")
-    sub.add_parser("show", help="print one SOP").add_argument("name")
-    sub.add_parser("rm", help="delete one SOP (also an archived one)").add_argument("name")
+    ls.add_argument("--json", action="store_true", help="one JSON array on stdout")
+    sub.add_parser("show", help="print one SOP").add_argument("name", help="the SOP's name (see list)")
+    sub.add_parser("rm", help="delete one SOP (also an archived one)").add_argument("name", help="the SOP's name")
     search = sub.add_parser("search", help="the SOPs a run of this task would list, best first")
-    search.add_argument("query")
-    search.add_argument("--json", action="store_true")
+    search.add_argument("query", help="a task, as you would give it to ga")
+    search.add_argument("--json", action="store_true", help='one JSON array on stdout: [{"name", "description", '
+                        '"score", ...}]')
+    search.add_argument("-v", "--verbose", action="store_true", help="say why each SOP is listed")
     search.add_argument("--runs", action="store_true", help="search the archives of past runs instead")
     for name, text in (("export", "copy every SOP into DIR as Agent Skills folders"),
                        ("import", "add the Agent Skills folder(s) in DIR (all validated first)")):
         cmd = sub.add_parser(name, help=text)
-        cmd.add_argument("dir", type=Path)
+        cmd.add_argument("dir", type=Path, help="a folder of Agent Skills folders (NAME/SKILL.md)")
         cmd.add_argument("--force", action="store_true", help="replace folders of the same name")
     return p
 
 
 def main(argv: list[str]) -> int:
+    if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help")):
+        argv = ["list", *argv]  # a group lists by default: `memory`, `memory --json`
     args = build_parser().parse_args(argv)
     try:
         settings = load_settings()
@@ -70,7 +80,7 @@ def _library(settings: Settings) -> Library:
 def list_sops(settings: Settings, args: argparse.Namespace) -> int:
     lib = _library(settings)
     rows = [{"name": s.name, "description": s.description, "status": s.status, "origin": s.origin,
-             "path": str(s.path), **{k: s.metadata.get(k, "") for k in ledger.COUNTERS[:3]},
+             "path": str(s.path), "marks": marks(s), **{k: s.metadata.get(k, "") for k in ledger.COUNTERS[:3]},
              **{k: s.metadata.get(k, "") for k in ("last_success", "last_failure", "runs", "source")}}
             for s in [*lib.skills, *lib.archived]]
     if args.json:
@@ -79,7 +89,8 @@ def list_sops(settings: Settings, args: argparse.Namespace) -> int:
     if not rows:
         print(f"No SOPs yet in {store.sop_dir(settings.home)}.")
     for r in rows:
-        flag = "" if r["status"] == "ok" else f" [{r['status']}]"
+        flag = f" [{', '.join(r['marks'])}]" if r["marks"] else ""
+        flag += f" [{r['status']}]" if r["status"] not in ("ok", "flagged") else ""
         where = "" if r["origin"] == "home" else f" ({r['origin']}: {r['path']})"
         print(f"{r['name']}{flag}{where}  uses {r['uses'] or 0}, ok {r['successes'] or 0}, "
               f"failed {r['failures'] or 0}\n    {r['description'][:150]}")
@@ -91,7 +102,7 @@ def _find(settings: Settings, name: str):
     skill = lib.get(name)
     if skill is None:
         close = difflib.get_close_matches(name, [s.name for s in [*lib.skills, *lib.archived]], n=3)
-        hint = f" Did you mean: {', '.join(close)}?" if close else " See `python run.py memory list`."
+        hint = f" Did you mean: {', '.join(close)}?" if close else " See `{invocation()} memory list`."
         print(f"ga memory: no SOP named {name!r}.{hint}", file=sys.stderr)
     return skill
 
@@ -122,15 +133,30 @@ def rm(settings: Settings, args: argparse.Namespace) -> int:
 def search(settings: Settings, args: argparse.Namespace) -> int:
     if args.runs:
         return _search_runs(settings, args)
-    found = retrieval.relevant(_library(settings).skills, args.query)
-    rows = [{"name": s.name, "description": s.description, "score": round(m.score, 3)} for s, m in found]
+    found = retrieval.relevant(_library(settings).skills, args.query, home=settings.home)
+    rows = [{"name": s.name, "description": s.description, "score": round(m.score, 3),
+             "similarity": None if m.similarity is None else round(m.similarity, 3), "evidence": round(m.evidence, 3),
+             "bm25": round(m.bm25, 3), "words": m.words, "marks": marks(s), "path": str(s.path)} for s, m in found]
     if args.json:
         print(json.dumps(rows, ensure_ascii=False))
     elif not rows:
         print("No SOP fits this task: a run of it would list none.")
     for r in rows if not args.json else []:
-        print(f"{r['name']}  ({r['score']})\n    {r['description']}")
+        flag = f" [{', '.join(r['marks'])}]" if r["marks"] else ""
+        print(f"{r['name']}{flag}  ({r['score']})\n    {r['description']}")
+        if args.verbose:
+            print(f"    {_why(r)}")
     return EXIT_OK
+
+
+def _why(row: dict) -> str:
+    words = f" ({', '.join(row['words'])})" if row["words"] else ""
+    if row["similarity"] is None:
+        return (f"listed: words it holds{words}, evidence {row['evidence']} >= {retrieval.MIN_EVIDENCE}; "
+                f"BM25 {row['bm25']} (no sentence encoder installed: words only)")
+    return (f"listed: meaning {row['similarity']} + {retrieval.EVIDENCE_WEIGHT} x words "
+            f"min({row['evidence']}, {retrieval.EVIDENCE_CAP}){words} = {row['score']} >= floor "
+            f"{retrieval.MIN_RELEVANCE}; BM25 {row['bm25']}")
 
 
 def _search_runs(settings: Settings, args: argparse.Namespace) -> int:
@@ -158,49 +184,84 @@ def export(settings: Settings, args: argparse.Namespace) -> int:
               "Use --force to replace them.", file=sys.stderr)
         return EXIT_FAILED
     args.dir.mkdir(parents=True, exist_ok=True)
-    for skill in own:
-        _copy_folder(skill.folder, args.dir / skill.name)
+    with _staging(args.dir, ".export.") as staging:
+        staged, problems = _stage([s.folder for s in own], staging)
+        if problems:
+            print("ga memory: nothing exported:\n" + "\n".join(f"  {p}" for p in problems), file=sys.stderr)
+            return EXIT_FAILED
+        for _, folder in staged:
+            _swap_in(folder, args.dir / folder.name)
     print(f"exported {len(own)} SOP(s) to {args.dir}")
     return EXIT_OK
 
 
 def import_skills(settings: Settings, args: argparse.Namespace) -> int:
-    paths = skill_files(args.dir) if args.dir.is_dir() else []
-    if not paths:
+    sources = _skill_folders(Path(os.path.abspath(args.dir)))
+    if not sources:
         print(f"ga memory: no SKILL.md in {args.dir} (give a skill folder, or a folder of skill folders); "
               "nothing imported.", file=sys.stderr)
         return EXIT_FAILED
-    skills, problems = [], []
-    for path in paths:
-        try:
-            skills.append(read(path))
-        except SkillError as e:
-            problems.append(str(e))
-    existing = {s.name for s in load(settings.home).own()}
-    problems += [f"{s.path}: an SOP named {s.name!r} already exists (use --force to replace it)"
-                 for s in skills if s.name in existing and not args.force]
-    if problems:
-        print("ga memory: nothing imported:\n" + "\n".join(f"  {p}" for p in problems), file=sys.stderr)
-        return EXIT_FAILED
-    with store.locked(settings.home):
-        for skill in skills:
-            target = store.sop_dir(settings.home) / skill.name
-            _copy_folder(skill.folder, target)
-            skill.metadata = ledger.stamp(skill.metadata, run_id="", source=f"import:{skill.folder}")
-            save(settings.home, skill)
-        refresh(settings.home, skills_path=settings.skills_path)
-    print(f"imported {len(skills)} SOP(s): {', '.join(s.name for s in skills)}")
+    with _staging(store.private_dir(store.sop_dir(settings.home)), ".import.") as staging:
+        staged, problems = _stage(sources, staging)
+        skills = []
+        for source, folder in staged:
+            try:
+                skills.append((source, read(folder / SKILL_FILE)))
+            except SkillError as e:
+                problems.append(str(e).replace(str(folder), str(source), 1))
+        existing = {s.name for s in load(settings.home).own()}
+        problems += [f"{source / SKILL_FILE}: an SOP named {s.name!r} already exists (use --force to replace it)"
+                     for source, s in skills if s.name in existing and not args.force]
+        if problems:
+            print("ga memory: nothing imported:\n" + "\n".join(f"  {p}" for p in problems), file=sys.stderr)
+            return EXIT_FAILED
+        with store.locked(settings.home):
+            for source, skill in skills:
+                _swap_in(skill.folder, store.sop_dir(settings.home) / skill.name)
+                skill.metadata = ledger.stamp(skill.metadata, run_id="", source=f"import:{source}")
+                save(settings.home, skill)
+            refresh(settings.home, skills_path=settings.skills_path)
+    print(f"imported {len(skills)} SOP(s): {', '.join(s.name for _, s in skills)}")
     return EXIT_OK
 
 
-def _copy_folder(source: Path, target: Path) -> None:
-    """Copy beside the target, then swap it in: an interrupted copy never leaves half a skill."""
-    store.private_dir(target.parent)
-    staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}."))
+def _skill_folders(folder: Path) -> list[Path]:
+    """`folder` when it holds a SKILL.md, else its sub-folders that do. Links are listed too, so that copying them
+    refuses them by name rather than skipping them unseen."""
+    if os.path.lexists(folder / SKILL_FILE):
+        return [folder]
     try:
-        shutil.copytree(source, staging / "copy")
-        if target.exists():
-            shutil.rmtree(target)
-        (staging / "copy").rename(target)
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    return [folder / n for n in names if not n.startswith(".") and os.path.lexists(folder / n / SKILL_FILE)]
+
+
+def _stage(sources: list[Path], staging: Path) -> tuple[list[tuple[Path, Path]], list[str]]:
+    """Copy every source folder into `staging` (regular files and folders only, size-capped): (source, copy) pairs
+    of the whole copies, and every problem met. Nothing is swapped in unless all of them copied whole."""
+    staged, problems = [], []
+    for source in sources:
+        copy = transfer.copy_skill(source, staging / source.name)
+        problems += copy.problems
+        if not copy.problems:
+            staged.append((source, staging / source.name))
+    return staged, problems
+
+
+@contextlib.contextmanager
+def _staging(parent: Path, prefix: str) -> Iterator[Path]:
+    """A private folder beside the targets (so a rename swaps each copy in), removed with whatever is left in it."""
+    staging = Path(tempfile.mkdtemp(dir=parent, prefix=prefix))
+    try:
+        yield staging
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _swap_in(copy: Path, target: Path) -> None:
+    if target.is_symlink() or target.is_file():
+        target.unlink()
+    elif target.exists():
+        shutil.rmtree(target)
+    copy.rename(target)

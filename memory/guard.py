@@ -2,7 +2,7 @@
 
 Memory is written only by the model's explicit file writes (after start_long_term_update opened it) and by
 distillation; both pass through here. Secrets are ga's own secret variables, key-shaped strings, URL passwords
-(ga/redact.py), `password = ...`-style assignments, and every such value seen anywhere in the run's trajectory
+(ga/tooling/redact.py), `password = ...`-style assignments, and every such value seen anywhere in the run's trajectory
 (an env dump, a config file the model read), wherever it shows up again.
 """
 
@@ -11,33 +11,54 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
-from ga.redact import MARK, NOT_SECRET, redact, secret_values
-from memory import store
-from sop import ledger
+from ga.tooling.redact import MARK, NOT_SECRET, redact, secret_values
+from sop import ledger, store
 from sop.skill import SKILL_FILE, SkillError, parse
 
-ASSIGNMENT = re.compile(
-    r"(?P<key>[\w.-]*(?:passw(?:or)?d|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|"
-    r"credentials?|auth\w*)[\w.-]*)"
-    r"(?P<sep>[\"']?\s*[:=]\s*[\"']?(?:(?:bearer|basic|token)\s+)?)"
-    r"(?P<value>[^\s\"'`<>,;)]{4,})", re.IGNORECASE)
-"""KEY = value, KEY: value, "key": "value" where the key names a secret."""
-PLACEHOLDER = re.compile(r"^(?:[$%{<\[(*]|os\.|env\.|process\.env|getenv|\.\.\.|x{3,}|your[_-])|REDACTED",
-                         re.IGNORECASE)
+KEYWORD = re.compile(r"p(?:assw(?:or)?d|wd|rivate[_-]?key)|secret|token|a(?:pi[_-]?key|ccess[_-]?key|uth)|credentials?")
+"""A word holding one of these (in lowercase text) names a secret: DB_PASSWORD, api-key, X-Auth-Token, githubToken."""
+ASSIGNED = re.compile(r"[\"']?\s*[:=]\s*[\"']?(?:(?:bearer|basic|token)\s+)?(?P<value>[^\s\"'`<>,;)]{4,})")
+"""What follows such a word in `KEY = value`, `KEY: value`, `"key": "value"`, `Authorization: Bearer value`."""
+_WORD_REST = re.compile(r"[\w.-]*")
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+PLACEHOLDER = re.compile(r"[$%{<\[(*]|os\.|env\.|process\.env|getenv|\.\.\.|xxx|your[_-]", re.IGNORECASE)
+"""How a value that is not a secret starts: `$TOKEN`, `${...}`, `os.environ[...]`, `xxxx`, `your-key-here`."""
 MIN_HARVESTED = 6
 """Values shorter than this, seen in the run, are not hunted elsewhere (they would blank ordinary words)."""
-RUN_TAG = re.compile(r"\[run [^\]]+\]\s*$")
+RUN_TAG = re.compile(r"\[run [^\]\s]{1,80}\]\s*$")
 
 
 def _is_value(value: str) -> bool:
-    return not PLACEHOLDER.search(value) and value.lower() not in NOT_SECRET
+    lowered = value.lower()
+    return not PLACEHOLDER.match(value) and "redacted" not in lowered and lowered not in NOT_SECRET
+
+
+def assignments(text: str) -> Iterator[tuple[str, tuple[int, int]]]:
+    """(value, its span) of every assignment to a secret-named word, in order.
+
+    A scan rather than one pattern, so that it stays linear in the text: a single regex has to try a key at every
+    character of a long word and each keyword inside it (a 16,000-character token took minutes). Here the fast
+    keyword search finds a candidate, the word around it is taken whole (each stretch of text looked at once), and
+    only then is `= value` tried after it.
+    """
+    lowered = text.lower()  # case-sensitive patterns skip what cannot start a keyword many times faster
+    if len(lowered) != len(text):  # a few characters (İ) lower to two: keep the positions
+        lowered = text.translate(_ASCII_LOWER)
+    pos = 0
+    while hit := KEYWORD.search(lowered, pos):
+        pos = _WORD_REST.match(lowered, hit.end()).end()  # the key is the whole word the keyword sits in
+        found = ASSIGNED.match(lowered, pos)
+        if found:
+            yield text[found.start("value"):found.end("value")], found.span("value")
+            pos = found.end()
 
 
 def harvest(text: str) -> set[str]:
     """Secret values assigned in `text` (e.g. an env dump or a config file a tool printed)."""
-    return {m["value"] for m in ASSIGNMENT.finditer(text) if len(m["value"]) >= MIN_HARVESTED and _is_value(m["value"])}
+    return {value for value, _ in assignments(text) if len(value) >= MIN_HARVESTED and _is_value(value)}
 
 
 def run_secrets(run_dir: Path | None) -> tuple[str, ...]:
@@ -69,7 +90,12 @@ def _strings(value: object):
 def scrub(text: str, secrets: tuple[str, ...]) -> str:
     """`text` without secrets: known values, key shapes, URL passwords, secret-named assignments."""
     text = redact(text, secrets)
-    return ASSIGNMENT.sub(lambda m: m["key"] + m["sep"] + (MARK if _is_value(m["value"]) else m["value"]), text)
+    parts, done = [], 0
+    for value, (start, end) in assignments(text):
+        if _is_value(value):
+            parts += (text[done:start], MARK)
+            done = end
+    return "".join([*parts, text[done:]]) if parts else text
 
 
 def is_memory_path(path: Path, home: Path) -> bool:

@@ -7,6 +7,7 @@ something — one distillation request. Nothing here can fail the run: every err
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
@@ -15,16 +16,17 @@ from collections import Counter
 from pathlib import Path
 
 from ga.config import Settings
-from ga.protocols import UI, Usage
-from ga.runs import Run
-from ga.turns import DOUBT
-from memory import distill, store
+from ga.protocols import UI, ToolOutcome, Usage
+from ga.reply import DOUBT
+from ga.runs.folder import Run
+from ga.tooling import stamps
+from memory import distill
 from memory.guard import is_memory_path, opened_skill, run_secrets, sanitize, scrub
 from memory.index import refresh
-from sop import ledger, retrieval
+from sop import ledger, retrieval, store
 from sop.library import archive, load, save
 from sop.skill import SKILL_FILE
-from sop.tokens import keywords
+from sop.words import keywords
 
 log = logging.getLogger(__name__)
 
@@ -35,9 +37,9 @@ MIN_CALLS = 3
 HUMAN_MARKS = ("The user answered", "The user adds", "The user, asked for help")
 
 
-def observe(tool: str, result, ctx, run_id: str) -> None:
+def observe(tool: str, result: ToolOutcome, state: dict, *, settings: Settings, run_id: str, run_dir: Path) -> None:
     """Called for every tool result: note SOP reads (for the ledger), guard and stamp memory writes."""
-    mem = ctx.state.setdefault("memory", {})
+    mem = state.setdefault("memory", {})
     mem["results"] = mem.get("results", 0) + 1
     if result.is_error:
         if mem.get("read"):  # trouble while following an SOP: the run is worth distilling
@@ -46,18 +48,21 @@ def observe(tool: str, result, ctx, run_id: str) -> None:
     path = result.details.get("path")
     if not path:
         return
-    real, home = Path(path), ctx.settings.home
-    if tool == "file_read" and (name := opened_skill(real, home, ctx.settings.skills_path)):
+    real, home = Path(path), settings.home
+    if tool == "file_read" and (name := opened_skill(real, home, settings.skills_path)):
         mem.setdefault("read", {}).setdefault(name, str(real))
     elif tool in ("file_write", "file_patch") and is_memory_path(real, home):
-        notes = sanitize(real, home=home, run_id=run_id, secrets=run_secrets(ctx.run_dir))
+        notes = sanitize(real, home=home, run_id=run_id, secrets=run_secrets(run_dir))
         if real.name == SKILL_FILE:
             mem.setdefault("wrote", []).append(real.parent.name)
         with store.locked(home):
-            refresh(home, skills_path=ctx.settings.skills_path)
-        from tools import fileio  # the model's next edit of this file must not be refused as "changed on disk"
-
-        fileio.remember(ctx, real, fileio.stamp(real.stat()))
+            refresh(home, skills_path=settings.skills_path)
+        if real == store.index_path(home):  # ga's own: rebuilt just now, whatever was written
+            notes.append("memory/index.md is rebuilt by ga from the SOPs after every change, so what you wrote "
+                         "there is not kept: save an SOP (sop/<name>/SKILL.md) or a fact (memory/facts.md) instead")
+        # the guard may have rewritten the file: the model's next edit must not be refused as "changed on disk"
+        with contextlib.suppress(FileNotFoundError):  # the index is removed when it would list nothing
+            stamps.remember(state, real, stamps.stamp(real.stat()))
         if notes:
             result.content += "\n[memory: " + "; ".join(notes) + "]"
 
@@ -77,9 +82,13 @@ def after_run(settings: Settings, run: Run, status: str, ui: UI) -> Usage | None
         log.warning("learning from run %s failed", run.id, exc_info=True)
         report = {"error": str(e)}
         ui.notice(f"memory: nothing learned ({e}); the run is {status}")
-    else:
+    else:  # what changed memory on the terminal; the decisions that changed nothing with -v
+        shown = report.pop("shown", [])
         for line in report.pop("lines", []):
-            ui.notice(f"memory: {line}")
+            if line in shown:
+                ui.notice(f"memory: {line}")
+            else:
+                log.info("%s", line)
     mem["learned"] = True
     run.save_state()
     run.append({"type": "memory", **report})
@@ -90,8 +99,8 @@ def _learn(settings: Settings, run: Run, status: str, mem: dict) -> dict:
     home, secrets = settings.home, run_secrets(run.folder)
     events = run.events()
     _sweep(home, run, secrets)
-    lines = _ledger(settings, mem.get("read", {}), success=status == "done",
-                    words=[scrub(k, secrets) for k in keywords(run.state.get("task", ""))])
+    lines, shown = _ledger(settings, mem.get("read", {}), success=status == "done",
+                           words=[scrub(k, secrets) for k in keywords(run.state.get("task", ""))])
     store.write_text(store.archive_path(home, run.id), scrub(_archive(run, status, events, mem), secrets))
     report: dict = {"ledger": list(mem.get("read", {}))}
     why_not = _no_distillation(status, events, mem)
@@ -100,9 +109,11 @@ def _learn(settings: Settings, run: Run, status: str, mem: dict) -> dict:
         report["distilled"] = why_not
     else:
         lines.append(_distill(settings, run, status, events, secrets=secrets, report=report))
+        if isinstance(report.get("distilled"), dict) and report["distilled"]["action"] != "covered":
+            shown.append(lines[-1])  # an SOP saved or changed
     with store.locked(home):
         refresh(home, skills_path=settings.skills_path)
-    report["lines"] = lines
+    report["lines"], report["shown"] = lines, shown
     return report
 
 
@@ -115,12 +126,15 @@ def _sweep(home: Path, run: Run, secrets: tuple[str, ...]) -> None:
                 sanitize(path, home=home, run_id=run.id, secrets=secrets)
 
 
-def _ledger(settings: Settings, read: dict[str, str], *, success: bool, words: list[str]) -> list[str]:
+def _ledger(settings: Settings, read: dict[str, str], *, success: bool,
+            words: list[str]) -> tuple[list[str], list[str]]:
     """Each SOP the run read records the outcome; a success also teaches it the task's words (how this user asked
-    for it), so the next task worded like this one finds it."""
-    lines = []
+    for it), so the next task worded like this one finds it. Returns what was recorded, and which of it changed an
+    SOP's standing (flagged, archived, trusted again)."""
+    lines: list[str] = []
+    changed: list[str] = []
     if not read:
-        return lines
+        return lines, changed
     with store.locked(settings.home):
         lib = load(settings.home, settings.skills_path)
         for name in read:
@@ -138,7 +152,9 @@ def _ledger(settings: Settings, read: dict[str, str], *, success: bool, words: l
                     "ok": " — trusted again"}.get(change, "")
             lines.append(f"SOP {name}: {'success' if success else 'failure'} recorded "
                          f"({ledger.summary(skill.metadata)}){note}")
-    return lines
+            if note:
+                changed.append(lines[-1])
+    return lines, changed
 
 
 def _facts(events: list[dict]) -> dict:
@@ -178,17 +194,18 @@ def _no_distillation(status: str, events: list[dict], mem: dict) -> str:
 
 def _distill(settings: Settings, run: Run, status: str, events: list[dict], *, secrets: tuple[str, ...],
              report: dict) -> str:
-    from ga.llm import OpenAIModel  # only when a distillation really happens
+    from ga.model.client import OpenAIModel  # only when a distillation really happens
 
     task = run.state.get("task", "")
     lib = load(settings.home, settings.skills_path)
-    closest = [s for s, _ in retrieval.relevant(lib.skills, task, floor=0, limit=distill.CLOSEST)]
+    closest = [s for s, _ in retrieval.relevant(lib.skills, task, home=settings.home, floor=0, limit=distill.CLOSEST)]
     facts = _facts(events)
     outcome = (f"{status} after {facts['calls']} tool calls ({facts['errors']} failed). "
                f"Final answer: {run.state.get('answer', '')[:500]}")
     messages = distill.request(task, scrub(outcome, secrets), scrub(compact(events), secrets), closest,
                                settings.home)
-    model = OpenAIModel(dataclasses.replace(settings, request_timeout=settings.distill_timeout, retries=0))
+    # the client's own timeout a little later than the abandon below, so the user reads one cause, the same each time
+    model = OpenAIModel(dataclasses.replace(settings, request_timeout=settings.distill_timeout + 5, retries=0))
     try:
         reply = distill.ask(model, messages, settings.distill_timeout)
         decision = distill.parse_reply(reply.content)
@@ -239,7 +256,7 @@ def _archive(run: Run, status: str, events: list[dict], mem: dict) -> str:
             if call["function"]["name"] in ("file_write", "file_patch"):
                 try:
                     written.append(json.loads(call["function"]["arguments"]).get("path", "?"))
-                except (json.JSONDecodeError, TypeError, AttributeError):
+                except (json.JSONDecodeError, RecursionError, TypeError, AttributeError):
                     continue
     parts = [f"Run {run.id} ({time.strftime('%Y-%m-%d')}, {status}): {run.state.get('task', '')}",
              f"{facts['calls']} tool calls ({tools or 'none'}), {facts['errors']} failed"]

@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from string import Template
 
-from memory import store
 from memory.index import index_text
-from sop import retrieval
+from sop import retrieval, store
 from sop.library import load
 
 RULES_FILE = Path(__file__).with_name("rules.md")
@@ -25,7 +24,7 @@ def briefing(home: Path, task: str, skills_path: list[Path] = ()) -> str:
     """The rules, the L1 index and the SOPs closest to this run's task, with their paths."""
     lib = load(home, skills_path)
     parts = [rules(home), index_text(home, lib, every_sop=True) or "Memory index: empty (no SOPs or facts yet)."]
-    closest = retrieval.relevant(lib.skills, task, floor=0, limit=CLOSEST)
+    closest = retrieval.relevant(lib.skills, task, home=home, floor=0, limit=CLOSEST)
     if closest:
         parts.append("SOPs closest to this task (read one before patching it):\n" + "\n".join(
             f"- {s.path}{' (external: read-only)' if s.origin == 'external' else ''}: {s.description}"

@@ -13,8 +13,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memory import store
-from sop import ledger
+from sop import ledger, store
 from sop.skill import SKILL_FILE, Skill, SkillError, read
 
 log = logging.getLogger(__name__)

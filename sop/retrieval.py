@@ -1,43 +1,62 @@
-"""Which SOPs fit a task: BM25 (bm25s) over name, description, keywords and body, above a relevance floor.
+"""Which SOPs fit a task: what the task means (a sentence encoder's cosine) fused with the words it shares with
+each SOP (IDF-weighted evidence from a BM25 index over name, description, keywords and body).
 
-BM25 scores grow with the library (rarer words weigh more in a bigger one), so the floor is not a score: it is
-the evidence an SOP holds for the task, the task's words it contains, each weighted by its IDF relative to the
-largest IDF possible in this library (about the same scale at 40 SOPs as at 200, and lower in a library of a
-few SOPs, where a word only one of them has may still be a common word), a word met only in the body counting
-BODY_EVIDENCE of one met in the name, description or keywords (what the SOP says it is for). An unrelated task
-shares a generic word or two with some SOP; a related one shares its distinctive words. A Chinese word counts
-once however it matches: by itself or by one of its English translations (sop/translate.py), whose joint IDF
-it then gets.
+Relevance = cosine(task, SOP head) + EVIDENCE_WEIGHT x min(evidence, EVIDENCE_CAP), the SOPs at or above
+MIN_RELEVANCE listed best first. Neither signal lists an SOP alone: words shared by accident (one dictionary sense
+of a Chinese chat, "plot" of Hamlet) add at most EVIDENCE_WEIGHT x EVIDENCE_CAP, below the floor, and a paraphrase
+that shares no word needs a cosine at the floor by itself. Weights and floor: bench/perf/memory_bench.py, dev half.
+
+Evidence: the task's words an SOP contains, each weighted by its IDF relative to the largest IDF possible in
+this library (about the same scale at 40 SOPs as at 200), a word met only in the body counting BODY_EVIDENCE of
+one met in the name, description or keywords (what the SOP says it is for). A Chinese word counts once however
+it matches: by itself or by one of its English translations (sop/translate.py), whose joint IDF it then gets.
+Each word counts once per SOP, and each field's words once: repeating a word in a description buys nothing.
+
+Without the encoder installed, retrieval is lexical: BM25 ranks, evidence decides (MIN_EVIDENCE).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import math
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-import bm25s
-import numpy as np
-
-from sop import translate
+from ga.tooling.disk import atomic_write
+from sop import store, translate, words
 from sop.ledger import keywords_of
 from sop.skill import Skill
-from sop.tokens import tokenize
 from sop.translate import Concept
+from sop.words import tokenize
+
+if TYPE_CHECKING:
+    import numpy as np
 
 logging.getLogger("bm25s").setLevel(logging.WARNING)  # it announces every index build at DEBUG
 
 LISTED = 3
 """SOPs listed with a task at most."""
+MIN_RELEVANCE = 0.55
+"""The floor on the fused score (dev half: related tasks fall off above 0.6, unrelated ones come in below 0.5)."""
+EVIDENCE_WEIGHT = 0.3
+EVIDENCE_CAP = 1.5
+"""Evidence counts up to this (about two distinctive words): past it, more shared words (a description stuffed
+with every task's words) buy nothing, and words alone (0.45) never reach the floor."""
+SECOND_MARGIN = 0.3
+"""An SOP this far below the best one is not listed (a weak second is noise in the prompt)."""
 MIN_EVIDENCE = 0.85
-"""Relevance floor (bench/memory_bench.py, dev half): more than one rare word met only in a body, about one rare
-word the SOP says it is for. Measured against an IDF relative to a word only one SOP has instead (1.05), it
-listed a seed for 12% of other tasks in a new GA_HOME against 4% here, for two more hits in 74 at 53 SOPs."""
+"""Lexical-only floor (no encoder): more than one rare word met only in a body, about one rare word the SOP says
+it is for."""
 BODY_EVIDENCE = 0.3
 RELATIVE = 0.5
-"""Below the best SOP's score times this, an SOP is not listed (a weak second is noise)."""
+"""Lexical only: below the best SOP's BM25 score times this, an SOP is not listed."""
 NAME_WEIGHT, DESCRIPTION_WEIGHT, KEYWORD_WEIGHT = 3, 2, 2
+MAX_KEYWORDS, MAX_KEYWORD = 24, 40
+"""Keywords read for retrieval at most, and the characters kept of each (what ga's own ledger keeps)."""
 
 
 @dataclass(kw_only=True)
@@ -45,16 +64,35 @@ class Match:
     index: int
     """Position of the document in the ranked collection."""
     score: float
-    """BM25 score."""
+    """What ranks and decides: the fused relevance (BM25 alone without the encoder)."""
     evidence: float
     """The query's words this document holds, weighted by relative IDF and by the field they are in."""
+    bm25: float = 0.0
+    similarity: float | None = None
+    """Cosine of the task and the SOP's head (None without the encoder)."""
+    words: list[str] = field(default_factory=list)
+    """The task's words (stems) the document holds."""
+
+
+def _keywords(skill: Skill) -> list[str]:
+    return [k[:MAX_KEYWORD] for k in keywords_of(skill.metadata)[:MAX_KEYWORDS]]
+
+
+def _once(text: str) -> list[str]:
+    return list(dict.fromkeys(tokenize(text)))
 
 
 def skill_fields(skill: Skill) -> tuple[list[str], list[str]]:
-    """(head, body) tokens of an SOP: what it says it is for, and its steps."""
-    head = (tokenize(skill.name.replace("-", " ")) * NAME_WEIGHT + tokenize(skill.description) * DESCRIPTION_WEIGHT
-            + tokenize(" ".join(keywords_of(skill.metadata))) * KEYWORD_WEIGHT)
+    """(head, body) tokens of an SOP: what it says it is for (each word once per field), and its steps."""
+    head = (_once(skill.name.replace("-", " ")) * NAME_WEIGHT + _once(skill.description) * DESCRIPTION_WEIGHT
+            + _once(" ".join(_keywords(skill))) * KEYWORD_WEIGHT)
     return head, tokenize(skill.body)
+
+
+def head_text(skill: Skill) -> str:
+    """What the encoder reads of an SOP: its name, description and keywords (on dev, the body only blurred it)."""
+    keywords = _keywords(skill)
+    return f"{skill.name.replace('-', ' ')}. {skill.description}" + (f" ({', '.join(keywords)})" if keywords else "")
 
 
 class Ranker:
@@ -66,6 +104,8 @@ class Ranker:
         self.sets = [set(head) | set(body) for head, body in documents]
         self.df = Counter(t for s in self.sets for t in s)
         self.top_idf = self._idf(0) if self.size else 1.0
+        import bm25s  # with scipy, a third of a second of start-up that a run listing no SOP never needs
+
         self.bm25 = bm25s.BM25()
         if documents:
             self.bm25.index([head + body for head, body in documents], show_progress=False)
@@ -94,19 +134,35 @@ class Ranker:
         return {t: joint / self.idf(t) for t in known}
 
     def evidence(self, concepts: list[Concept], i: int) -> float:
-        total = 0.0
-        for concept in concepts:
-            own = max(self.weight(t, i) for t in concept[0])
-            translated = max((self.weight(t, i) * f for t, f in self._by_translation(concept).items()), default=0)
-            total += max(own, translated)
-        return total
+        return self.evidence_of(concepts, [self._by_translation(c) for c in concepts], i)[0]
 
-    def scores(self, concepts: list[Concept]) -> np.ndarray:
+    def evidence_of(self, concepts: list[Concept], factors: list[dict[str, float]], i: int) -> tuple[float, list[str]]:
+        """Document i's evidence for the concepts (their translations' factors given), and the words it holds."""
+        total, words = 0.0, []
+        for concept, by_translation in zip(concepts, factors, strict=True):
+            own = max((self.weight(t, i), t) for t in concept[0])
+            translated = max(((self.weight(t, i) * f, t) for t, f in by_translation.items()), default=(0.0, ""))
+            best = max(own, translated)
+            total += best[0]
+            words += [best[1]] if best[0] else []
+        return total, words
+
+    def signals(self, concepts: list[Concept]) -> tuple[np.ndarray, list[tuple[float, list[str]]]]:
+        """BM25 and (evidence, words held) of every document."""
+        factors = [self._by_translation(c) for c in concepts]
+        scores = self.scores(concepts, factors)
+        return scores, [self.evidence_of(concepts, factors, i) if scores[i] > 0 else (0.0, [])
+                        for i in range(self.size)]
+
+    def scores(self, concepts: list[Concept], factors: list[dict[str, float]] | None = None) -> np.ndarray:
         """BM25 per document, each concept counted by its best alternative."""
+        import numpy as np
+
         total = np.zeros(self.size)
-        for concept in concepts:
+        for concept, by_translation in zip(concepts, factors or [self._by_translation(c) for c in concepts],
+                                           strict=True):
             parts = [self.bm25.get_scores([t]) for t in concept[0] if t in self.df]
-            parts += [self.bm25.get_scores([t]) * f for t, f in self._by_translation(concept).items()]
+            parts += [self.bm25.get_scores([t]) * f for t, f in by_translation.items()]
             if parts:
                 total += np.max(parts, axis=0)
         return total
@@ -118,32 +174,89 @@ class Ranker:
             return []
         scores = self.scores(concepts)
         found: list[Match] = []
+        import numpy as np
+
         for i in np.argsort(-scores, kind="stable")[: max(limit * 4, 10)]:
             if scores[i] <= 0 or (found and scores[i] < found[0].score * RELATIVE):
                 break
-            evidence = self.evidence(concepts, int(i))
+            evidence, words = self.evidence_of(concepts, [self._by_translation(c) for c in concepts], int(i))
             if evidence >= floor:
-                found.append(Match(index=int(i), score=float(scores[i]), evidence=evidence))
+                found.append(Match(index=int(i), score=float(scores[i]), evidence=evidence, bm25=float(scores[i]),
+                                   words=words))
         return found[:limit]
 
 
 _rankers: dict[tuple, Ranker] = {}
 
 
-def ranker_for(skills: list[Skill]) -> Ranker:
+def ranker_for(skills: list[Skill], home: Path | None = None) -> Ranker:
     """One Ranker per collection of SOP texts (cached: a run asks more than once)."""
     key = tuple((s.name, s.description, s.metadata.get("keywords", ""), s.body) for s in skills)
     if key not in _rankers:
         _rankers.clear()
-        _rankers[key] = Ranker([skill_fields(s) for s in skills])
+        _rankers[key] = Ranker(_fields(skills, home))
     return _rankers[key]
 
 
-def relevant(skills: list[Skill], task: str, *, floor: float = MIN_EVIDENCE,
+_TOKENIZER = hashlib.sha256(Path(words.__file__).read_bytes()).hexdigest()[:16]
+"""Cached tokens are those of this tokeniser: a change to sop/words.py makes them stale."""
+
+
+def _fields(skills: list[Skill], home: Path | None) -> list[tuple[list[str], list[str]]]:
+    """skill_fields of each SOP, kept in GA_HOME/cache by content (tokenising 200 SOPs is most of a cold listing)."""
+    if home is None:
+        return [skill_fields(s) for s in skills]
+    path = home / "cache" / "sop-tokens.json"
+    try:
+        known = json.loads(path.read_text(encoding="utf-8"))
+        known = known if isinstance(known, dict) else {}
+    except (OSError, ValueError):
+        known = {}
+    keys = [hashlib.sha256("\0".join((_TOKENIZER, s.name, s.description, ",".join(_keywords(s)), s.body))
+                           .encode()).hexdigest()[:32] for s in skills]
+    out = []
+    for k, skill in zip(keys, skills, strict=True):
+        cached = known.get(k)
+        valid = isinstance(cached, list) and len(cached) == 2 and all(isinstance(f, list) for f in cached)
+        out.append(tuple(cached) if valid else skill_fields(skill))
+    if any(k not in known for k in keys):
+        try:
+            store.private_dir(path.parent)
+            atomic_write(path, json.dumps(dict(zip(keys, out, strict=True)), ensure_ascii=False))
+        except OSError:  # read-only GA_HOME: tokenised again next time
+            pass
+    return out
+
+
+def relevant(skills: list[Skill], task: str, *, home: Path | None = None, floor: float | None = None,
              limit: int = LISTED) -> list[tuple[Skill, Match]]:
-    """The SOPs a run of `task` lists, best first (none for an unrelated task)."""
+    """The SOPs a run of `task` lists, best first (none for an unrelated task). `home` keeps SOP vectors in its
+    cache; `floor` 0 ranks every SOP that shares a word or a meaning with the task (the closest ones)."""
     active = [s for s in skills if s.status != "archived"]
-    return [(active[m.index], m) for m in ranker_for(active).rank(task, floor=floor, limit=limit)]
+    concepts = translate.concepts(task) if active else []
+    if not concepts:  # "Hello": no word to look for; the library is not even tokenised, the encoder not loaded
+        return []
+    import numpy as np  # numpy, scipy and the encoder only for a task with words to look for: not for "Hello"
+
+    from sop import encoder
+
+    ranker = ranker_for(active, home)
+    if not encoder.available():
+        found = ranker.rank(task, floor=MIN_EVIDENCE if floor is None else floor, limit=limit)
+        return [(active[m.index], m) for m in found]
+    bm25, lexical = ranker.signals(concepts)
+    similarity = encoder.cached([head_text(s) for s in active], home) @ encoder.query(task)
+    evidence = np.array([e for e, _ in lexical])
+    fused = similarity + EVIDENCE_WEIGHT * np.minimum(evidence, EVIDENCE_CAP)
+    found: list[tuple[Skill, Match]] = []
+    for i in np.argsort(-fused, kind="stable")[:limit]:
+        if fused[i] < (MIN_RELEVANCE if floor is None else floor) or fused[i] <= 0:
+            break
+        if floor is None and found and fused[i] < found[0][1].score - SECOND_MARGIN:
+            break
+        found.append((active[i], Match(index=int(i), score=float(fused[i]), evidence=float(evidence[i]),
+                                       bm25=float(bm25[i]), similarity=float(similarity[i]), words=lexical[i][1])))
+    return found
 
 
 def similarity(a: str, b: str) -> float:

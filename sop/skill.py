@@ -7,7 +7,9 @@ else another agent put there (`license`, `allowed-tools`, `compatibility`...), k
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,6 +20,11 @@ NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
 MAX_COMPATIBILITY = 500
+MAX_SKILL_FILE = 1024 * 1024
+"""A SKILL.md is a page of instructions; past this it is refused rather than read whole."""
+MAX_FRONT_DEPTH = 16
+"""Nesting of the front-matter's YAML: it holds a few flat maps; libyaml slows quadratically and then crashes
+on thousands of levels, so deeper nesting is refused before it is parsed."""
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
@@ -92,6 +99,7 @@ def parse(text: str, *, where: str = SKILL_FILE, folder_name: str | None = None)
         raise SkillError(where, ["no YAML front-matter: the file must start with a line `---`, then `name:` "
                                  "and `description:`, then `---`"])
     try:
+        _screen(parts[0], where)
         front = yaml.load(parts[0], Loader=_LOADER)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
@@ -106,6 +114,26 @@ def parse(text: str, *, where: str = SKILL_FILE, folder_name: str | None = None)
     metadata = {str(k): "" if v is None else str(v) for k, v in (front.get("metadata") or {}).items()}
     return Skill(name=front["name"], description=" ".join(str(front["description"]).split()),
                  body=parts[1].strip(), metadata=metadata, extra=extra)
+
+
+def _screen(front: str, where: str) -> None:
+    """Refuse aliases (a few lines of anchors expand to billions of nodes: the "billion laughs") and deep nesting
+    from the event stream, before anything is built."""
+    depth, deep = 0, f"front-matter is nested over {MAX_FRONT_DEPTH} levels deep"
+    try:
+        for event in yaml.parse(front, Loader=_LOADER):
+            if isinstance(event, yaml.AliasEvent):
+                raise SkillError(where, ["front-matter uses a YAML alias (`*name`); write the values out"])
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_FRONT_DEPTH:
+                    raise SkillError(where, [deep])
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError as e:  # newer libyaml stops deep nesting itself, while scanning ahead
+        if "nesting depth" in str(e):
+            raise SkillError(where, [deep]) from e
+        raise
 
 
 def front_matter_problems(front: dict, folder_name: str | None) -> list[str]:
@@ -131,9 +159,19 @@ def front_matter_problems(front: dict, folder_name: str | None) -> list[str]:
 
 
 def read(path: Path) -> Skill:
-    """The skill in `path` (a SKILL.md); its folder must carry its name."""
+    """The skill in `path` (a SKILL.md); its folder must carry its name. One that is not a regular file (a FIFO
+    would block the reader), is over MAX_SKILL_FILE or is not UTF-8 is a SkillError."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise SkillError(str(path), ["not a regular file"])
+        os.set_blocking(fd, True)
+        data = f.read(MAX_SKILL_FILE + 1)
+    if len(data) > MAX_SKILL_FILE:
+        raise SkillError(str(path), [f"over {MAX_SKILL_FILE // 1024} KiB; a SKILL.md is a page of instructions"])
     try:
-        text = path.read_text(encoding="utf-8")
+        text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as read_text() gave
     except UnicodeDecodeError:
         raise SkillError(str(path), ["not UTF-8 text"]) from None
     skill = parse(text, where=str(path), folder_name=path.parent.name)

@@ -7,31 +7,8 @@ from pathlib import Path
 import pytest
 
 from ga.config import load_settings
-from ga.dispatch import ToolContext
-
-
-class ScriptedTerminal:
-    """Stands in for the human at the terminal: answers from a list and records what it was shown."""
-
-    def __init__(self, answers: list | None = None):
-        self.answers = list(answers or [])
-        self.asked: list[tuple] = []
-        self.live_output: list[str] = []
-        self.notices: list[str] = []
-
-    def ask(self, question: str, candidates: list[str]) -> str:
-        self.asked.append(("ask", question, candidates))
-        return self.answers.pop(0)
-
-    def approve(self, title: str, text: str, editable: str | None = None) -> tuple[str, str]:
-        self.asked.append(("approve", title, text))
-        return self.answers.pop(0)
-
-    def live(self, text: str) -> None:
-        self.live_output.append(text)
-
-    def notice(self, text: str) -> None:
-        self.notices.append(text)
+from ga.testing.terminal import ScriptedTerminal
+from ga.tooling.spec import ToolContext
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""The tree is the architecture: tools/ is the tool list, no import circles, no private names across modules."""
+"""The tree is the architecture: rooms whose dependencies point one way, tools/ as the tool list, the seams declared,
+files near 300 lines, no private names across modules."""
 
 from __future__ import annotations
 
@@ -8,24 +9,57 @@ from pathlib import Path
 import tools
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("ga", "tools", "memory", "sop")
+PACKAGES = ("ga", "tools", "memory", "sop", "bench")
+RANKS = {"ga.base": 0, "ga.tooling": 1, "ga.model": 2, "ga.context": 2, "ga.runs": 2, "ga.local": 2, "ga.testing": 2,
+         "ga.loop": 3, "ga.jobs": 3, "ga.cli": 4}
+"""The rooms of ga/, lowest first: a room imports rooms of a lower rank only (ga.base: errors, config, the seams in
+protocols.py, prompts/; ga.loop: agent, escalation, reply, check, outcome)."""
+LOOP = ("agent", "escalation", "reply", "check", "outcome")
+"""The modules of ga's top that make the loop (the others there are its base)."""
+OUTSIDE_GA = ("tools", "memory", "sop", "bench")
+MAX_LINES = 330
+"""Files near 300 lines: past this one is asking to be split."""
 
 
-def _modules() -> dict[str, Path]:
+def _modules(packages: tuple[str, ...] = PACKAGES) -> dict[str, Path]:
     found = {}
-    for package in PACKAGES:
+    for package in packages:
         for path in (ROOT / package).rglob("*.py"):
             name = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
             found[name] = path
     return found
 
 
-def _imports(name: str, path: Path, modules: dict[str, Path]) -> list[tuple[str, str]]:
-    """(module imported, name imported or "") for every import in the file, TYPE_CHECKING ones included."""
+def _room(module: str) -> str:
+    parts = module.split(".")
+    if parts[0] != "ga":
+        return parts[0]
+    if len(parts) > 1 and f"ga.{parts[1]}" in RANKS:
+        return f"ga.{parts[1]}"
+    if parts[1:] == ["__main__"]:  # `python -m ga`: an entry point of the command line, as run.py is
+        return "ga.cli"
+    return "ga.loop" if len(parts) > 1 and parts[1] in LOOP else "ga.base"
+
+
+def _type_only(tree: ast.Module) -> set[int]:
+    """Line numbers of imports under `if TYPE_CHECKING:` (annotations only, never run)."""
+    lines = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            lines |= {n.lineno for n in ast.walk(node) if isinstance(n, ast.Import | ast.ImportFrom)}
+    return lines
+
+
+def _imports(name: str, path: Path, modules: dict[str, Path], *,
+             runtime_only: bool = False) -> list[tuple[str, str]]:
+    """(module imported, name imported or "") for every import in the file, TYPE_CHECKING ones included unless
+    runtime_only."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skip = _type_only(tree) if runtime_only else set()
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.lineno not in skip:
             base = node.module or ""
             if node.level:
                 parts = package.split(".")[: len(package.split(".")) - node.level + 1]
@@ -33,9 +67,14 @@ def _imports(name: str, path: Path, modules: dict[str, Path]) -> list[tuple[str,
             for alias in node.names:
                 full = f"{base}.{alias.name}"
                 found.append((full, "") if full in modules else (base, alias.name))
-        elif isinstance(node, ast.Import):
+        elif isinstance(node, ast.Import) and node.lineno not in skip:
             found += [(alias.name, "") for alias in node.names]
     return [(target, what) for target, what in found if target in modules and target != name]
+
+
+def _edges(**kwargs: bool) -> list[tuple[str, str]]:
+    modules = _modules()
+    return [(m, t) for m, p in modules.items() for t, _ in _imports(m, p, modules, **kwargs)]
 
 
 def test_tools_folder_holds_only_the_tools_and_what_they_share():
@@ -44,25 +83,90 @@ def test_tools_folder_holds_only_the_tools_and_what_they_share():
     assert not [p.name for p in (ROOT / "tools").iterdir() if p.is_file() and p.suffix not in (".py",)]
 
 
-def test_no_import_circles():
+def test_the_rooms_of_ga_depend_downwards_only():
+    upward = [f"{m} imports {t}" for m, t in _edges() if m.startswith("ga") and t.startswith("ga")
+              and _room(m) != _room(t) and RANKS[_room(t)] >= RANKS[_room(m)]]
+    assert not upward, upward
+
+
+def test_only_the_composition_root_reaches_tools_memory_sop_and_bench():
+    reaching = [f"{m} imports {t}" for m, t in _edges() if _room(m).startswith("ga") and _room(m) != "ga.cli"
+                and t.split(".")[0] in OUTSIDE_GA]
+    assert not reaching, reaching
+
+
+def test_tools_are_written_against_ga_tooling_only():
+    """At run time tools/ imports from ga only ga.tooling and ga.errors; a type named in annotations only may come from
+    ga.config (ToolContext.settings is a Settings)."""
+    allowed = ("ga.tooling", "ga.errors")
+    runtime = [f"{m} imports {t}" for m, t in _edges(runtime_only=True) if m.startswith("tools")
+               and t.startswith("ga") and not t.startswith(allowed)]
+    typed = [f"{m} imports {t}" for m, t in _edges() if m.startswith("tools") and t.startswith("ga")
+             and not t.startswith((*allowed, "ga.config"))]
+    outside = [f"{m} imports {t}" for m, t in _edges() if m.startswith("tools") and t.split(".")[0] in
+               ("memory", "sop", "bench")]
+    assert not runtime + typed + outside, runtime + typed + outside
+
+
+def test_memory_builds_on_sop_and_never_the_reverse():
+    wrong = [f"{m} imports {t}" for m, t in _edges() if (m.startswith("sop") and t.split(".")[0] in
+             ("memory", "tools", "bench")) or (m.startswith("memory") and t.split(".")[0] in ("tools", "bench"))
+             or (m.split(".")[0] in ("memory", "sop") and _room(t) == "ga.cli")]
+    assert not wrong, wrong
+
+
+def test_no_import_circles_between_rooms_or_modules():
+    """Rooms: no circle even through annotations. Modules: none at run time (a type named in annotations may point
+    back, as the fake server's faults name its handler)."""
     modules = _modules()
-    graph = {m: {t for t, _ in _imports(m, p, modules)} for m, p in modules.items()}
-    state: dict[str, int] = {}
-    cycles: list[list[str]] = []
+    graph = {m: {t for t, _ in _imports(m, p, modules, runtime_only=True)} for m, p in modules.items()}
+    rooms: dict[str, set[str]] = {}
+    for m, p in modules.items():
+        rooms.setdefault(_room(m), set()).update(_room(t) for t, _ in _imports(m, p, modules) if _room(t) != _room(m))
+    for g in (graph, rooms):
+        state: dict[str, int] = {}
+        cycles: list[list[str]] = []
 
-    def visit(node: str, trail: list[str]) -> None:
-        state[node] = 1
-        for nxt in sorted(graph[node]):
-            if state.get(nxt) == 1:
-                cycles.append([*trail[trail.index(nxt):], nxt])
-            elif nxt not in state:
-                visit(nxt, [*trail, nxt])
-        state[node] = 2
+        def visit(node: str, trail: list[str], g: dict = g, state: dict = state, cycles: list = cycles) -> None:
+            state[node] = 1
+            for nxt in sorted(g.get(node, ())):
+                if state.get(nxt) == 1:
+                    cycles.append([*trail[trail.index(nxt):], nxt])
+                elif nxt not in state:
+                    visit(nxt, [*trail, nxt])
+            state[node] = 2
 
-    for module in sorted(graph):
-        if module not in state:
-            visit(module, [module])
-    assert not cycles, cycles
+        for node in sorted(g):
+            if node not in state:
+                visit(node, [node])
+        assert not cycles, cycles
+
+
+def test_the_ui_seam_declares_every_method_the_loop_and_the_tools_call():
+    tree = ast.parse((ROOT / "ga" / "protocols.py").read_text(encoding="utf-8"))
+    ui = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "UI")
+    declared = {n.name for n in ui.body if isinstance(n, ast.FunctionDef)}
+    called, probed = set(), []
+    for name, path in _modules(("ga", "tools")).items():
+        if _room(name) == "ga.cli":
+            continue  # the terminal and the --jsonl sink are implementations, called by the composition root
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            target = node.value if isinstance(node, ast.Attribute) else None
+            if (isinstance(target, ast.Attribute) and target.attr == "ui") or (
+                    isinstance(target, ast.Name) and target.id == "ui"):
+                called.add((node.attr, name))
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("hasattr",
+                    "getattr") and node.args and "ui" in ast.unparse(node.args[0]).split(".")):
+                probed.append(f"{name}: {ast.unparse(node)}")
+    assert called and not probed, probed
+    missing = sorted(f"{name} (in {where})" for name, where in called if name not in declared)
+    assert not missing, missing
+
+
+def test_files_stay_near_300_lines():
+    long = {str(p.relative_to(ROOT)): n for p in _modules(("ga", "tools", "memory", "sop", "bench/harness")).values()
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert not long, long
 
 
 def test_no_private_name_crosses_a_module_boundary():
@@ -81,10 +185,3 @@ def test_no_private_name_crosses_a_module_boundary():
                     and isinstance(node.value, ast.Name) and node.value.id in imported):
                 crossing.append(f"{name} uses {node.value.id}.{node.attr}")
     assert not crossing, crossing
-
-
-def test_the_core_imports_tools_only_through_the_registry():
-    modules = _modules()
-    reaching = [f"{m} imports {t}" for m, p in modules.items() if m.split(".")[0] == "ga"
-                for t, _ in _imports(m, p, modules) if t.startswith("tools.")]
-    assert not reaching, reaching

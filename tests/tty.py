@@ -8,6 +8,7 @@ import pty
 import select
 import struct
 import subprocess
+import sys
 import termios
 import time
 from dataclasses import dataclass
@@ -15,7 +16,14 @@ from pathlib import Path
 
 import pyte
 
-ROWS, COLUMNS = 40, 160
+ROWS, COLUMNS = 40, 400
+"""Wide enough that a hint naming a long checkout path (a CI runner's) is one line, as the tests read it."""
+TAKE_TERMINAL = [sys.executable, "-c", "import fcntl, os, sys, termios; fcntl.ioctl(0, termios.TIOCSCTTY, 0); "
+                 "os.execv(sys.argv[1], sys.argv[1:])"]
+"""Run before the command, in its new session: stdin's pty becomes the controlling terminal (no preexec_fn: the
+tests have threads)."""
+KEYS = ("\x03", "\x04")
+"""Ctrl-C and Ctrl-D: an answer that ends with one is typed without the Enter that follows the others."""
 
 
 @dataclass(kw_only=True)
@@ -43,11 +51,13 @@ def render(raw: str) -> tuple[list[str], str]:
 
 
 def run_on_tty(command: list[str], *, cwd: Path, env: dict, answers: list[tuple[str, str]] = (),
-               timeout: float = 60) -> TtyRun:
+               timeout: float = 60, controlling: bool = False) -> TtyRun:
     """Run `command` with stdin, stdout and stderr on one pty; when the output since the last answer shows the
-    next prompt (answers[i][0]), type answers[i][1] and Enter."""
+    next prompt (answers[i][0]), type answers[i][1] and Enter (none after a KEYS). `controlling`: the pty is the
+    command's controlling terminal, as a shell's is, so that Ctrl-C typed ("\x03") sends SIGINT to it."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
+    command = [*TAKE_TERMINAL, *command] if controlling else command
     proc = subprocess.Popen(command, cwd=cwd, env={**env, "TERM": "xterm-256color", "COLUMNS": str(COLUMNS),
                                                     "LINES": str(ROWS)},
                             stdin=slave, stdout=slave, stderr=slave, start_new_session=True)
@@ -71,7 +81,8 @@ def run_on_tty(command: list[str], *, cwd: Path, env: dict, answers: list[tuple[
                 out = b"".join(chunks).decode("utf-8", "replace")
                 if pending[0][0] in out[seen_from:]:
                     seen_from = out.index(pending[0][0], seen_from) + len(pending[0][0])
-                    os.write(master, (pending.pop(0)[1] + "\n").encode())
+                    typed = pending.pop(0)[1]
+                    os.write(master, (typed if typed.endswith(KEYS) else typed + "\n").encode())
             elif proc.poll() is not None and not ready:
                 break
         else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-from ga.dispatch import ToolSpec
+from ga.tooling.spec import ToolSpec
 
 TOOL_MODULES = (
     "file_read",

@@ -1,10 +1,10 @@
-"""ask_user: the third escalation stage, a question to the human (asked through ga/human.py)."""
+"""ask_user: the third escalation stage, a question to the human (asked through ga/tooling/human.py)."""
 
 from __future__ import annotations
 
-from ga.dispatch import ToolContext, ToolResult, ToolSpec
-from ga.human import ask
-from ga.permissions import SideEffect
+from ga.tooling.human import ask
+from ga.tooling.permissions import SideEffect
+from ga.tooling.spec import ToolContext, ToolResult, ToolSpec
 
 CANDIDATES = 8
 """Suggested answers at most. In the schema, so a server that decodes tool calls under the schema's grammar

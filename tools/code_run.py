@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ga.dispatch import ToolContext, ToolResult, ToolSpec
-from ga.permissions import SideEffect
-from tools.guard import sandbox
+from ga.tooling.permissions import SideEffect
+from ga.tooling.spec import ToolContext, ToolResult, ToolSpec
+from tools.guard import git_meta, sandbox
 from tools.guard.approval import check, script_cwd
 from tools.process import environment, hints, lifetime, runner
 
@@ -25,6 +25,9 @@ TAIL_CHARS = 50_000
 TAIL_LINES = 2_000
 INLINE_LIMIT = 100_000
 """Bash scripts up to this size run as `bash -c SCRIPT` (one argument may hold 128 KiB)."""
+SCRIPT_NAME = "<script>"
+"""How a traceback names the temporary file a script ran from."""
+PLAN_NOTE = "[plan mode: ran in the sandbox with the workspace read-only and no network; nothing was changed]"
 RESERVED_CHARS = 600
 """Room kept in the budget for the status line and the truncation header."""
 
@@ -57,13 +60,71 @@ def run(args: dict, ctx: ToolContext) -> ToolResult:
     env = environment.child_env(dict(os.environ), **{lifetime.MARKER: marker})
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(cwd), env.get("PYTHONPATH", "")]))
     log_path = ctx.run_dir / "outputs" / f"{ctx.call_id or marker.rpartition('/')[2]}.log"
-    layout = sandbox.layout_for(ctx.workspace, ctx.settings.home, ctx.settings.allow_paths)
-    network = layout.network
     with _script_command(args["script"], kind) as (command, files):
-        boxed = sandbox.wrap(command, layout=layout, cwd=cwd, read_only=files) if ctx.settings.sandbox else command
-        capture = runner.OutputCapture(log_path, TAIL_CHARS, ctx.ui.live)
+        result = _execute(command, files, args, ctx, cwd=cwd, env=env, timeout=timeout, log_path=log_path)
+    for temporary in files:  # the same script failing the same way says the same thing, whatever its temp name
+        result.content = result.content.replace(str(temporary), SCRIPT_NAME)
+    return result
+
+
+def _execute(command: list[str], files: list[Path], args: dict, ctx: ToolContext, *, cwd: Path,
+             env: dict[str, str], timeout: int, log_path: Path) -> ToolResult:
+    """Run the script's command: outside the sandbox, or in it (and outside too when the user lets it)."""
+    processes = ctx.resources["processes"]
+    capture = runner.OutputCapture(log_path, TAIL_CHARS, ctx.ui.live)
+    plan = ctx.settings.mode == "plan"  # the dispatcher let it through: the sandbox holds (see in_plan_mode)
+    if not ctx.settings.sandbox and not plan:
+        outcome = runner.run(processes.contain(command), cwd=cwd, env=env, timeout=timeout, capture=capture)
+        return _result(args, outcome, capture, ctx, timeout=timeout, network=True)
+    layout, outcome, disarmed = _sandboxed(command, files, ctx, cwd=cwd, env=env, timeout=timeout, capture=capture)
+    result = _result(args, outcome, capture, ctx, timeout=timeout, network=layout.network)
+    if disarmed:
+        result.content += ("\nnote: git metadata this command wrote would have run code on the host at the "
+                           "user's next git command, so it was disabled: " + "; ".join(disarmed))
+        result.details["git_disabled"] = disarmed
+    why = sandbox.blocked(capture.tail, layout) if result.is_error and not outcome.killed and not plan else ""
+    if not why or not _run_outside(args, ctx, why, result):
+        return result
+    capture = runner.OutputCapture(log_path, TAIL_CHARS, ctx.ui.live)
+    outcome = runner.run(processes.contain(command), cwd=cwd, env=env, timeout=timeout, capture=capture)
+    result = _result(args, outcome, capture, ctx, timeout=timeout, network=True, sandboxed=False)
+    result.content = f"[the sandbox stopped it ({why}); the user let it run outside the sandbox]\n{result.content}"
+    result.details["outside_sandbox"] = why
+    return result
+
+
+def _run_outside(args: dict, ctx: ToolContext, why: str, result: ToolResult) -> bool:
+    """The sandbox stopped the command: a human on a terminal may let this one command run outside it (as Codex's
+    escalation request); an unattended run says so in its result. True: run it again, outside."""
+    if ctx.interactive and not ctx.settings.autonomous:
+        answer, _ = ctx.ui.approve(f"code_run failed in the sandbox ({why}): run this one command outside it?",
+                                   args["script"])
+        if answer == "approve":
+            return True
+        result.content += f"\nnote: the sandbox stopped this command ({why}); the user chose not to run it outside."
+    else:
+        result.content += (f"\nnote: the sandbox stopped this command ({why}) and no human is at a terminal to let "
+                           "it run outside: do it another way, or tell the user it needs a run with --no-sandbox"
+                           + (" or GA_SANDBOX_NET=1." if "network" in why else "."))
+    result.details["sandbox_blocked"] = why
+    return False
+
+
+def _sandboxed(command: list[str], files: list[Path], ctx: ToolContext, *, cwd: Path, env: dict[str, str],
+               timeout: int, capture: runner.OutputCapture) -> tuple[sandbox.Layout, runner.Outcome, list[str]]:
+    """Run in the sandbox, git metadata of the workspace read-only; after it, what it wrote there is disarmed."""
+    processes = ctx.resources["processes"]
+    guard = ctx.resources.setdefault("git-guard", git_meta.GitGuard(home=Path.home()))
+    roots = [ctx.workspace, *ctx.settings.allow_paths]
+    kept = guard.read_only(roots)
+    layout = sandbox.layout_for(ctx.workspace, ctx.settings.home, ctx.settings.allow_paths, kept=kept,
+                                read_only=ctx.settings.mode == "plan")
+    boxed = processes.contain(sandbox.wrap(command, layout=layout, cwd=cwd, read_only=files), layout.limits.procs)
+    try:
         outcome = runner.run(boxed, cwd=cwd, env=env, timeout=timeout, capture=capture)
-    return _result(args, outcome, capture, ctx, timeout=timeout, network=network)
+    finally:  # a hook or config the command left in git's metadata never reaches the host's git
+        disarmed = guard.disarm(roots, kept)
+    return layout, outcome, disarmed
 
 
 @contextmanager
@@ -86,11 +147,14 @@ def _script_command(script: str, kind: str) -> Iterator[tuple[list[str], list[Pa
 
 
 def _result(args: dict, outcome: runner.Outcome, capture: runner.OutputCapture, ctx: ToolContext, *,
-            timeout: int, network: bool) -> ToolResult:
+            timeout: int, network: bool, sandboxed: bool | None = None) -> ToolResult:
     kind = args.get("type", "python")
+    plan = ctx.settings.mode == "plan"  # plan mode's sandbox: the workspace read-only, no network
+    sandboxed = (ctx.settings.sandbox or plan) if sandboxed is None else sandboxed
     notes = hints.hints(capture.tail, outcome.exit_code if not outcome.killed else None,
-                        script=args["script"], kind=kind, sandbox=ctx.settings.sandbox, network=network)
-    notes = _run_notes(outcome, capture, ctx, timeout) + notes
+                        script=args["script"], kind=kind, sandbox=sandboxed, network=network,
+                        read_only=plan and sandboxed)
+    notes = _run_notes(outcome, capture, sandboxed, timeout) + notes
     hint_text = "\n".join(notes)
     budget = max(1_000, min(TAIL_CHARS, ctx.output_budget) - RESERVED_CHARS - len(hint_text))
     tail, lines = tail_lines(capture.tail, whole=capture.tail_is_whole, max_chars=budget, max_lines=TAIL_LINES)
@@ -98,6 +162,8 @@ def _result(args: dict, outcome: runner.Outcome, capture: runner.OutputCapture, 
     if truncated:
         capture.save()
     parts = [_status(outcome, timeout)]
+    if plan:
+        parts.append(PLAN_NOTE)
     if truncated:
         parts.append(f"[output truncated: showing the last {lines:,} of {capture.total_lines:,} lines "
                      f"({len(tail):,} of {capture.chars:,} chars); full output: {capture.log_path} — "
@@ -105,8 +171,9 @@ def _result(args: dict, outcome: runner.Outcome, capture: runner.OutputCapture, 
     parts.append(tail.rstrip("\n") if capture.chars else "(no output)")
     parts += notes
     details = {"exit_code": outcome.exit_code, "elapsed": round(outcome.elapsed, 3), "killed": outcome.killed,
-               "lines": capture.total_lines, "chars": capture.chars, "sandbox": ctx.settings.sandbox,
-               "network": network if ctx.settings.sandbox else True, "survivors": outcome.survivors}
+               "lines": capture.total_lines, "chars": capture.chars, "sandbox": sandboxed,
+               "network": network if sandboxed else True, "survivors": outcome.survivors,
+               "read_only": plan and sandboxed}
     if truncated:
         details["full_output"] = str(capture.log_path)
     failed = bool(outcome.killed) or outcome.exit_code != 0
@@ -124,7 +191,7 @@ def _status(outcome: runner.Outcome, timeout: int) -> str:
     return f"[exit code {outcome.exit_code} · {took}]"
 
 
-def _run_notes(outcome: runner.Outcome, capture: runner.OutputCapture, ctx: ToolContext, timeout: int) -> list[str]:
+def _run_notes(outcome: runner.Outcome, capture: runner.OutputCapture, sandboxed: bool, timeout: int) -> list[str]:
     notes = []
     if outcome.killed == "timeout":
         notes.append(f"hint: if it needs longer, raise timeout (max {MAX_TIMEOUT}), or start it in the background "
@@ -134,7 +201,7 @@ def _run_notes(outcome: runner.Outcome, capture: runner.OutputCapture, ctx: Tool
     if outcome.pipe_left_open:
         notes.append("note: background processes started by the script are still running and hold its output; "
                      "send their output to a file (`cmd > out.log 2>&1 &`) so code_run returns at once.")
-    if ctx.settings.sandbox and capture.tail_is_whole:
+    if sandboxed and capture.tail_is_whole:
         hint = sandbox.failure_hint(capture.tail)
         if hint:
             notes.append(f"hint: {hint}")
@@ -182,7 +249,14 @@ def shell_sent_as_python(args: dict) -> dict:
     return args
 
 
+def plan_confinement(ctx: ToolContext) -> str:
+    """Plan mode: code runs in the sandbox with the workspace read-only and no network, or not at all."""
+    reason = sandbox.problem()
+    return f"the sandbox that makes the workspace read-only cannot hold on this host ({reason})" if reason else ""
+
+
 SPEC = ToolSpec(name="code_run", description=DESCRIPTION, parameters=PARAMETERS,
                 side_effect=SideEffect.SYSTEM_CHANGE, run=run, check=check, editable="script",
+                in_plan_mode=plan_confinement,
                 # small models send shell commands as Python, and repeat them after the SyntaxError hint
-                repair=shell_sent_as_python)
+                repair=shell_sent_as_python, repaired="the script is a shell command, not Python")

@@ -8,9 +8,10 @@ import re
 import stat
 from dataclasses import dataclass
 
-from ga.dispatch import ToolContext, ToolResult, ToolSpec
 from ga.errors import ToolError
-from ga.permissions import SideEffect
+from ga.tooling import stamps
+from ga.tooling.permissions import SideEffect
+from ga.tooling.spec import ToolContext, ToolResult, ToolSpec
 from tools import fileio
 from tools.files.confined import Place, confined
 from tools.files.matching import NUMBERS_NOTE, line_count, line_of, locate, locate_numbered, many, no_match
@@ -80,7 +81,7 @@ def _too_big(shown: str, size: int) -> ToolError:
 
 def _plan(place: Place, st: os.stat_result, ctx: ToolContext, shown: str, args: dict) -> _Plan:
     old, new = args["old_content"], args["new_content"]
-    fileio.ensure_unchanged(ctx, place.real, st, shown, "this edit")
+    fileio.ensure_unchanged(ctx, place, st, shown, "this edit")
     if st.st_size > MAX_BYTES:
         raise _too_big(shown, st.st_size)
     with fileio.open_regular(place, st, shown, "file_patch", PATCH_ADVICE) as f:
@@ -107,7 +108,7 @@ def _apply(place: Place, st: os.stat_result, ctx: ToolContext, shown: str, plan:
     head = len(text[:start].encode("utf-8", "surrogateescape"))
     tail = head + len(text[start:end].encode("utf-8", "surrogateescape"))
     # the file's own bytes outside the span, whatever their encoding
-    fileio.remember(ctx, place.real, place.replace([plan.data[:head], fileio.encode(new), plan.data[tail:]], st))
+    stamps.remember(ctx.state, place.real, place.replace([plan.data[:head], fileio.encode(new), plan.data[tail:]], st))
     first, old_lines, new_lines = line_of(text, start), line_count(text[start:end]), line_count(new)
     last = first + max(old_lines, 1) - 1
     where = f"line {first}" if last == first else f"lines {first}-{last} ({old_lines} lines)"

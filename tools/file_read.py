@@ -11,14 +11,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from ga.dispatch import ToolContext, ToolResult, ToolSpec
 from ga.errors import ToolError
-from ga.permissions import SideEffect
-from ga.turn_budget import SHOWN_RESULTS
+from ga.tooling import stamps
+from ga.tooling.budget import SHOWN_RESULTS
+from ga.tooling.permissions import SideEffect
+from ga.tooling.spec import ToolContext, ToolResult, ToolSpec
 from tools import fileio
 from tools.files.confined import Place, confined
 
 MAX_LINE_CHARS = 2000
+DEFAULT_COUNT = 200
+"""Lines (or folder entries) shown when the call gives no `count`."""
 HEAD_BYTES = MAX_LINE_CHARS * 4  # enough bytes for MAX_LINE_CHARS characters of UTF-8
 CONTEXT_LINES = 3
 MAX_COUNT = 1000
@@ -123,7 +126,7 @@ def _footer(window: _Window, keyword: str, start: int) -> str:
 
 
 def _read_text(f: BinaryIO, shown: str, args: dict, budget: int) -> tuple[str, dict]:
-    start, count, keyword = args.get("start", 1), args.get("count", 200), args.get("keyword") or ""
+    start, count, keyword = args.get("start", 1), args.get("count", DEFAULT_COUNT), args.get("keyword") or ""
     window = _scan(f, start, count, keyword, max(budget - FOOTER_RESERVE, 200))
     if window.total == 0:
         return f"[{shown} is empty: 0 lines]", {"lines": 0}
@@ -158,7 +161,7 @@ def _list_folder(place: Place, shown: str, args: dict, budget: int) -> str:
 
 
 def _rows(entries: list[os.DirEntry], shown: str, args: dict, budget: int) -> str:
-    start, count = args.get("start", 1), args.get("count", 200)
+    start, count = args.get("start", 1), args.get("count", DEFAULT_COUNT)
     rows: list[str] = []
     used = 0
     for entry in entries[start - 1:start - 1 + count]:
@@ -203,8 +206,10 @@ def _read(place: Place, args: dict, ctx: ToolContext) -> ToolResult:
                                   details={"path": str(real), "binary": kind, "size": info.st_size})
             f.seek(0)
             content, details = _read_text(f, path, args, ctx.output_budget)
+            f.seek(0)
+            digest = stamps.digest_of(fileio.read_chunks(f)) if info.st_size <= stamps.DIGEST_LIMIT else ""
     # the stamp from before reading: a change made while we read makes a later patch refuse, never slip through
-    fileio.remember(ctx, real, [info.st_mtime_ns, info.st_size])
+    stamps.remember(ctx.state, real, stamps.stamp(info, digest))
     return _unchanged(ctx, real, path, content, details) or ToolResult(content=content,
                                                                         details={"path": str(real), **details})
 
@@ -230,16 +235,17 @@ def _unchanged(ctx: ToolContext, real: Path, shown: str, content: str, details: 
 SPEC = ToolSpec(
     name="file_read",
     description=(
-        "Read a file as numbered lines `N|text` (`N|` is not in the file) or list a folder. `keyword`: jump to the "
-        f"first case-insensitive match from `start`, with {CONTEXT_LINES} lines before. Lines over {MAX_LINE_CHARS} "
-        "chars are cut. The footer gives total lines and the next `start`."
+        f"Read a file as numbered lines `N|text` (`N|` is not in the file) or list a folder: {DEFAULT_COUNT} lines "
+        "from line 1 unless `start`/`count` say. `keyword`: jump to the first case-insensitive match from `start` "
+        f"(shown with the {CONTEXT_LINES} lines above it). Lines over {MAX_LINE_CHARS} chars are cut. The footer gives "
+        "total lines and the next `start`."
     ),
     parameters={
         "type": "object",
         "properties": {
             "path": {"type": "string"},
-            "start": {"type": "integer", "minimum": 1},
-            "count": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT},
+            "start": {"type": "integer", "minimum": 1, "default": 1},
+            "count": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT, "default": DEFAULT_COUNT},
             "keyword": {"type": "string"},
         },
         "required": ["path"],
@@ -249,4 +255,5 @@ SPEC = ToolSpec(
     run=run,
     # models often count lines from 0: start=0 can only mean the first line
     repair=lambda args: {**args, "start": 1} if args.get("start") == 0 else args,
+    repaired="lines count from 1",
 )

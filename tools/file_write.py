@@ -11,9 +11,10 @@ import os
 import stat
 from itertools import chain
 
-from ga.dispatch import ToolContext, ToolResult, ToolSpec
 from ga.errors import ToolError
-from ga.permissions import SideEffect
+from ga.tooling import stamps
+from ga.tooling.permissions import SideEffect
+from ga.tooling.spec import ToolContext, ToolResult, ToolSpec
 from tools import fileio
 from tools.files.confined import Place, confined
 from tools.files.matching import NUMBERS_NOTE, unnumbered
@@ -48,25 +49,28 @@ def _write(place: Place, args: dict, ctx: ToolContext) -> ToolResult:
             fileio.require_regular(st, path, "file_write", WRITE_ADVICE)
         data = fileio.encode(args["content"])
         if st is not None and mode == "overwrite":
-            fileio.ensure_unchanged(ctx, real, st, path, "overwriting it")
+            fileio.ensure_unchanged(ctx, place, st, path, "overwriting it")
             data = _without_numbers(place, st, args["content"], path, ctx) or data
             if not data and st.st_size:  # a model that could not fix the file would otherwise wipe it
                 raise ToolError(f"Refused to overwrite {path} ({_plural(st.st_size, 'byte')}) with empty content: "
                                 "that deletes all of it. Send the whole new content, or patch the part to change "
                                 "with file_patch; to empty the file on purpose, truncate it with code_run.")
         if st is not None and mode == "overwrite" and _holds(place, st, data, path):
-            fileio.remember(ctx, real, fileio.stamp(st))  # not written: the model repeats itself, the file is done
+            # not written: the model repeats itself; the file is done, and is what it sent
+            digest = stamps.digest_of([data]) if len(data) <= stamps.DIGEST_LIMIT else ""
+            stamps.remember(ctx.state, real, stamps.stamp(st, digest))
             return ToolResult(content=f"{path} already holds exactly this content ({_plural(len(data), 'byte')}, "
                               f"{_lines(data)}): nothing changed.",
                               details={"path": str(real), "mode": mode, "created": False, "bytes": len(data)})
         if st is not None and mode == "append":
+            fileio.refuse_linked(st, path, "file_write", append=True)
             new_stamp = _append(place, data, path)
         elif st is not None and mode == "prepend":
             new_stamp = place.replace(chain([data], fileio.read_chunks(
                 fileio.open_regular(place, st, path, "file_write", WRITE_ADVICE))), st)
         else:
             new_stamp = place.replace([data], st)
-        fileio.remember(ctx, real, new_stamp)
+        stamps.remember(ctx.state, real, new_stamp)
     return _result(path, mode, place, before=st, data=data, size=new_stamp[1], ctx=ctx)
 
 
@@ -106,7 +110,7 @@ def _append(place: Place, data: bytes, shown: str) -> list[int]:
         while view:
             view = view[os.write(fd, view):]
         os.fsync(fd)
-        return fileio.stamp(os.fstat(fd))
+        return stamps.stamp(os.fstat(fd))
     finally:
         os.close(fd)
 
@@ -140,7 +144,7 @@ def preview(args: dict, ctx: ToolContext) -> str:
                 raise ToolError(f"{path} is a folder; give a file path inside it.")
             fileio.require_regular(st, path, "file_write", WRITE_ADVICE)
             if mode == "overwrite":
-                fileio.ensure_unchanged(ctx, place.real, st, path, "overwriting it")
+                fileio.ensure_unchanged(ctx, place, st, path, "overwriting it")
             with fileio.open_regular(place, st, path, "file_write", WRITE_ADVICE) as f:
                 old = f.read(PREVIEW_BYTES + 1)
         data = fileio.encode(args["content"])
@@ -176,7 +180,7 @@ SPEC = ToolSpec(
         "properties": {
             "path": {"type": "string"},
             "content": {"type": "string"},
-            "mode": {"type": "string", "enum": list(MODES)},
+            "mode": {"type": "string", "enum": list(MODES), "default": "overwrite"},
         },
         "required": ["path", "content"],
         "additionalProperties": False,

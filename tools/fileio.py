@@ -15,8 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from ga.dispatch import ToolContext
-from ga.errors import ToolError
+from ga.errors import PermissionDenied, ToolError
+from ga.tooling import stamps
+from ga.tooling.spec import ToolContext
 from tools.files import confined
 from tools.files.confined import Place
 
@@ -57,19 +58,11 @@ def path_lock(real: Path) -> threading.Lock:
         return _locks.setdefault(str(real), threading.Lock())
 
 
-def stamp(st: os.stat_result) -> list[int]:
-    return [st.st_mtime_ns, st.st_size]
-
-
-def remember(ctx: ToolContext, real: Path, stamp: list[int]) -> None:
-    """Note what the model last saw of this file (JSON-serialisable, saved with the run)."""
-    ctx.state.setdefault("file_stamps", {})[str(real)] = stamp
-
-
-def ensure_unchanged(ctx: ToolContext, real: Path, st: os.stat_result, shown: str, action: str) -> None:
+def ensure_unchanged(ctx: ToolContext, place: Place, st: os.stat_result, shown: str, action: str) -> None:
     """Refuse to `action` a file that changed on disk since the model last read or wrote it (never-seen files pass)."""
-    seen = ctx.state.get("file_stamps", {}).get(str(real))
-    if seen is not None and list(seen) != stamp(st):
+    def content() -> Iterator[bytes]:
+        return read_chunks(open_regular(place, st, shown, "this tool"))
+    if stamps.changed_since_seen(ctx.state, place.real, st, content):
         raise ToolError(f"{shown} changed on disk since you last read or wrote it, so {action} could undo that "
                         "change. Read it again with file_read, then make your change to the current content.")
 
@@ -115,9 +108,29 @@ def not_regular(shown: str, mode: int, tool: str, advice: str = SPECIAL_ADVICE) 
 
 
 def require_regular(st: os.stat_result, shown: str, tool: str, advice: str = SPECIAL_ADVICE) -> None:
-    """Refuse a FIFO, device, socket... by its stat, before anything opens it (opening alone can block)."""
+    """Refuse a FIFO, device, socket... by its stat, before anything opens it (opening alone can block); and a hard
+    link that may be another user's or a private file's second name (see refuse_linked)."""
     if not stat.S_ISREG(st.st_mode):
         raise not_regular(shown, st.st_mode, tool, advice)
+    refuse_linked(st, shown, tool)
+
+
+def refuse_linked(st: os.stat_result, shown: str, tool: str, *, append: bool = False) -> None:
+    """A file with several names (hard links) is one file: its other names may lie outside the workspace, where
+    confinement cannot see them (`ln /etc/shadow x`). It is used only when it is the user's own and anyone may
+    read it (pnpm's and uv's linked packages are); an append, which would change every name, never."""
+    if st.st_nlink <= 1:
+        return
+    if append:
+        raise PermissionDenied(
+            f"Refused to append to {shown}: it has {st.st_nlink} names (hard links), and its other names may lie "
+            "outside the workspace; an append would change them all (rule: hard-link). Write the whole new content "
+            "with mode=overwrite, which replaces this name only.")
+    if st.st_uid != os.geteuid() or not st.st_mode & stat.S_IROTH:
+        why = "belongs to another user" if st.st_uid != os.geteuid() else f"is private (mode {st.st_mode & 0o777:o})"
+        raise PermissionDenied(
+            f"Refused: {shown} has {st.st_nlink} names (hard links) and {why}, so its other names may be a file "
+            f"outside the workspace that {tool} must not reach (rule: hard-link). Leave it, or ask the user.")
 
 
 def open_regular(place: Place, st: os.stat_result, shown: str, tool: str, advice: str = SPECIAL_ADVICE) -> BinaryIO:

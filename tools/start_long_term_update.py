@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import json
 
-from ga.dispatch import ToolContext, ToolResult, ToolSpec
 from ga.errors import ToolError
-from ga.permissions import SideEffect
-from memory.rules import briefing
+from ga.tooling.permissions import SideEffect
+from ga.tooling.spec import ToolContext, ToolResult, ToolSpec
 
 MIN_CALLS = 2
 """Tool calls a run must have made before there is anything verified to keep."""
@@ -32,7 +31,7 @@ def _run_so_far(ctx: ToolContext) -> tuple[str, int]:
 
 
 def run(args: dict, ctx: ToolContext) -> ToolResult:
-    if not ctx.settings.learn:
+    if not ctx.settings.learn or ctx.memory is None:
         raise ToolError("Memory is read-only in this run (--no-learn or GA_LEARN=0): nothing can be saved. "
                         "Go on with the task.")
     task, calls = _run_so_far(ctx)
@@ -40,8 +39,7 @@ def run(args: dict, ctx: ToolContext) -> ToolResult:
         raise ToolError(f"Nothing to save yet: this run has made {calls} tool call(s), and memory keeps only what "
                         "was verified by action. Do the task first; ga also learns from a successful run by itself.")
     ctx.state["memory_open"] = True
-    return ToolResult(content=briefing(ctx.settings.home, task, ctx.settings.skills_path),
-                      details={"memory_open": True})
+    return ToolResult(content=ctx.memory.briefing(task), details={"memory_open": True})
 
 
 SPEC = ToolSpec(

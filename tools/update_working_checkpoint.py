@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ga.dispatch import ToolContext, ToolResult, ToolSpec
 from ga.errors import ToolError
-from ga.permissions import SideEffect
-from ga.tokens import estimate as token_count
+from ga.tooling.permissions import SideEffect
+from ga.tooling.spec import ToolContext, ToolResult, ToolSpec
+from ga.tooling.tokens import estimate as token_count
 
 
 def update_checkpoint(args: dict, ctx: ToolContext) -> ToolResult:

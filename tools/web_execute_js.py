@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ga.dispatch import ToolContext, ToolResult, ToolSpec
 from ga.errors import ToolError
-from ga.permissions import SideEffect
+from ga.tooling.permissions import SideEffect
+from ga.tooling.spec import ToolContext, ToolResult, ToolSpec
 from tools.web import stuck, tabs
 from tools.web.pages import LOAD_WAIT_MS, event_lines, tabs_line
 from tools.web.session import BrowserSession, get_session

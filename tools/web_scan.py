@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from ga.dispatch import ToolContext, ToolResult, ToolSpec
 from ga.errors import ToolError
-from ga.permissions import SideEffect
+from ga.tooling.permissions import SideEffect
+from ga.tooling.spec import ToolContext, ToolResult, ToolSpec
 from tools.web import stuck
 from tools.web.pages import LOAD_WAIT_MS, check_url, event_lines, navigate, permit, tabs_line
 from tools.web.scan_budget import format_scan

@@ -11,15 +11,16 @@ import pytest
 
 from ga.agent import Agent
 from ga.config import load_settings
-from ga.dispatch import Dispatcher, ToolResult, ToolSpec
-from ga.human import answer_result, candidates_of
-from ga.permissions import SideEffect
 from ga.prompts import render
 from ga.protocols import Reply, ToolCall, Usage
-from ga.runs import Run
-from ga.testing import ScriptedModel, tool_call
-from ga.turns import unique_ids
-from tests.conftest import ScriptedTerminal
+from ga.reply import unique_ids
+from ga.runs.folder import Run
+from ga.testing.script import ScriptedModel, tool_call
+from ga.testing.terminal import ScriptedTerminal
+from ga.tooling.dispatch import Dispatcher
+from ga.tooling.human import answer_result, candidates_of
+from ga.tooling.permissions import SideEffect
+from ga.tooling.spec import ToolResult, ToolSpec
 from tools import ask_user, code_run, file_read, update_working_checkpoint
 
 COUNTER = {"type": "object", "properties": {}, "additionalProperties": False}
@@ -38,11 +39,11 @@ def counting_tool(name: str, side_effect: SideEffect, counter: list) -> ToolSpec
     return ToolSpec(name=name, description="counts", parameters=COUNTER, side_effect=side_effect, run=run)
 
 
-def start(settings, steps, *, run=None, extra=(), answer=None, interactive=False, answers=()):
+def start(settings, steps, *, run=None, extra=(), answer=None, interactive=False, answers=(), model_settings=None):
     model = ScriptedModel(steps)
     run = run or Run.create(settings.runs_dir, "the task", {})
     dispatcher = Dispatcher([update_working_checkpoint.SPEC, ask_user.SPEC, *extra])
-    agent = Agent(settings=settings, model=model, dispatcher=dispatcher, run=run,
+    agent = Agent(settings=settings, model=model, dispatcher=dispatcher, run=run, model_settings=model_settings,
                   ui=ScriptedTerminal(list(answers)), interactive=interactive, answer=answer)
     return agent.start(), model, run
 

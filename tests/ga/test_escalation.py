@@ -9,14 +9,15 @@ import pytest
 
 from ga.agent import Agent
 from ga.config import load_settings
-from ga.dispatch import Dispatcher, ToolResult
 from ga.errors import ConfigError
 from ga.escalation import Escalation, gist
 from ga.protocols import ToolCall
-from ga.runs import Run
-from ga.testing import ScriptedModel, ScriptedServer, tool_call
-from tests.conftest import ScriptedTerminal
-from tests.test_cli import events, ga, ga_background, only_run, wait_for
+from ga.runs.folder import Run
+from ga.testing.script import ScriptedModel, ScriptedServer, tool_call
+from ga.testing.terminal import ScriptedTerminal
+from ga.tooling.dispatch import Dispatcher
+from ga.tooling.spec import ToolResult
+from tests.ga.cli.test_cli import events, ga, ga_background, only_run, wait_for
 from tools import ask_user, file_read, file_write
 
 READ = [file_read.SPEC, file_write.SPEC, ask_user.SPEC]

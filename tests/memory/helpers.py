@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ga.testing import ScriptedServer, tool_call
-from tests.test_cli import ga
+from ga.testing.script import ScriptedServer, tool_call
+from tests.ga.cli.test_cli import ga
 
 SOP_REPLY = """---
 name: {name}

@@ -9,11 +9,11 @@ import sys
 import time
 from pathlib import Path
 
-from ga.testing import tool_call
+from ga.testing.script import tool_call
 from memory.guard import harvest, scrub
 from sop.skill import read
+from tests.ga.cli.test_cli import wait_for
 from tests.memory.helpers import SOP_REPLY, csv_run, run_ga
-from tests.test_cli import wait_for
 
 API_KEY = "sk-test-abcdefghijklmnop123456"
 PASSWORD = "hunter2hunter2"
@@ -89,7 +89,7 @@ def test_a_crash_mid_write_leaves_the_old_file_intact(home, tmp_path):
     old = SOP_REPLY.format(name="csv-summary-script", extra="")
     target.write_text(old)
     writer = subprocess.Popen([sys.executable, "-c", (
-        "import sys; from pathlib import Path; from memory.store import write_text\n"
+        "import sys; from pathlib import Path; from sop.store import write_text\n"
         "write_text(Path(sys.argv[1]), 'x' * 400_000_000)"), str(target)],
         cwd=Path(__file__).resolve().parents[2])
     try:
@@ -102,7 +102,7 @@ def test_a_crash_mid_write_leaves_the_old_file_intact(home, tmp_path):
 
 
 def test_stale_temp_files_of_a_crash_are_cleared_by_the_next_write(home):
-    from memory.store import STALE_TEMP_AGE, write_text
+    from sop.store import STALE_TEMP_AGE, write_text
 
     target = home / "memory/facts.md"
     target.parent.mkdir(parents=True)
@@ -120,3 +120,35 @@ def test_scrub_removes_assignments_and_values_seen_elsewhere_but_keeps_placehold
     clean = scrub(dump + f"\nthe password is {PASSWORD}", secrets)
     assert PASSWORD not in clean and TOKEN not in clean
     assert 'os.environ["DB_PASS"]' in clean and "$TOKEN" in clean
+
+
+def test_harvest_and_scrub_on_long_tokens_and_repeated_keywords():
+    # each of these stalled the guard for minutes (a 16,000-character token: 124 s), after the run had ended
+    assert harvest("a" * 200_000) == set() and harvest("token" * 40_000) == set()
+    assert harvest("auth" * 40_000 + "=" + "v" * 40) == {"v" * 40}
+    assert harvest("token" + " " * 200_000 + "x") == set()
+    assert harvest("x" * 100_000 + " api_key: abcdef123 " + "y" * 100_000) == {"abcdef123"}
+    long_value = "Q" * 300_000
+    assert scrub(f"token={long_value} again {long_value}", (long_value,)) == "token=[REDACTED] again [REDACTED]"
+
+
+def test_thousands_of_harvested_values_are_all_scrubbed():
+    dump = "".join(f"password=v{i:09d}\n" for i in range(50_000))
+    secrets = tuple(sorted(harvest(dump), key=len, reverse=True))
+    assert len(secrets) == 50_000
+    elsewhere = "".join(f"seen v{i:09d}\n" for i in range(50_000))
+    assert scrub(dump + elsewhere, secrets) == "password=[REDACTED]\n" * 50_000 + "seen [REDACTED]\n" * 50_000
+
+
+def test_writing_the_index_after_start_long_term_update_is_told_not_a_crash(home, workspace):
+    index = home / "memory/index.md"
+    steps = [{"tool_calls": [tool_call("file_write", path="a.txt", content="x")]},
+             {"tool_calls": [tool_call("file_read", path="a.txt")]},
+             {"tool_calls": [tool_call("start_long_term_update")]},
+             {"tool_calls": [tool_call("file_write", path=str(index), content="- my own index\n")]},
+             {"content": "done"}, {"content": "NOTHING"}]
+    proc, server = run_ga(steps, home, workspace, "write things")
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    told = server.requests[4]["messages"][-1]["content"]
+    assert "memory/index.md is rebuilt by ga from the SOPs" in told
+    assert not index.exists() or "my own index" not in index.read_text()

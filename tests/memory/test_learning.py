@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
-from ga.testing import ScriptedServer, tool_call
+from ga.testing.script import ScriptedServer, tool_call
 from sop.library import SEEDS, skill_files
 from sop.skill import read
+from tests.ga.cli.test_cli import ga, ga_background
 from tests.memory.helpers import (
     JSON_REPLY,
     REWORDED_REPLY,
@@ -18,7 +19,6 @@ from tests.memory.helpers import (
     run_ga,
     sop_names,
 )
-from tests.test_cli import ga, ga_background
 
 TASK = "write a script that summarises data.csv"
 SEED_NAMES = sorted(p.parent.name for p in skill_files(SEEDS))
@@ -48,10 +48,11 @@ def test_a_successful_multistep_run_leaves_one_valid_sop_and_a_refreshed_index(h
 def test_the_distillation_request_is_counted_in_the_runs_usage(home, workspace):
     proc, server = run_ga([*csv_run(), {"content": "NOTHING"}], home, workspace, TASK, "--json")
     server.assert_complete()
-    usage = json.loads(proc.stdout)["usage"]
-    assert usage["requests"] == len(server.requests) == len(csv_run()) + 1  # what a metering proxy counts
+    told = json.loads(proc.stdout)["usage"]  # printed when the run ended, before ga learned from it
+    assert told["requests"] == len(csv_run())
     (run,) = (home / "runs").iterdir()
-    assert json.loads((run / "state.json").read_text())["usage"] == usage  # `runs` shows the same
+    usage = json.loads((run / "state.json").read_text())["usage"]  # `runs` shows the whole spend
+    assert usage["requests"] == len(server.requests) == len(csv_run()) + 1  # what a metering proxy counts
     with ScriptedServer([]) as idle:
         again = ga(["--resume", run.name, "--json"], idle, home, workspace, GA_LEARN="")
     assert not idle.requests and json.loads(again.stdout)["usage"] == usage  # the finished run, told again
@@ -119,14 +120,14 @@ def test_two_concurrent_distillations_leave_valid_files(home, workspace):
 
 
 def test_a_distillation_that_errors_or_times_out_leaves_the_run_done(home, workspace):
-    proc, _ = run_ga([*csv_run(), {"fault": "500"}], home, workspace, TASK, "--json")
+    proc, _ = run_ga([*csv_run(), {"fault": "500"}], home, workspace, TASK, "--json", "-v")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["status"] == "done"
     assert "distillation gave nothing usable" in proc.stderr and "the run is done" in proc.stderr
     late = {"content": SOP_REPLY.format(name="late", extra=""), "delay": 600}
     with ScriptedServer([*csv_run(), late]) as server:
         # had it waited for the reply, the process would outlive the 120 s limit and the test would fail
-        proc = ga([TASK, "--json"], server, home, workspace, timeout=120, GA_LEARN="", GA_DISTILL_TIMEOUT="1")
+        proc = ga([TASK, "--json", "-v"], server, home, workspace, timeout=120, GA_LEARN="", GA_DISTILL_TIMEOUT="1")
     assert proc.returncode == 0 and json.loads(proc.stdout)["status"] == "done"
     assert "no reply within 1 s" in proc.stderr
     assert sop_names(home) == SEED_NAMES
@@ -134,10 +135,12 @@ def test_a_distillation_that_errors_or_times_out_leaves_the_run_done(home, works
 
 def test_junk_from_the_distiller_is_refused_and_nothing_is_written(home, workspace):
     proc, _ = run_ga([*csv_run(), {"content": "Sure! Here is what I learned: the script worked."}],
-                     home, workspace, TASK)
+                     home, workspace, TASK, "-v")
     assert proc.returncode == 0
     assert "neither NOTHING nor an SOP" in proc.stderr
     proc, _ = run_ga([*csv_run(), {"content": "NOTHING"}], home, workspace, TASK)
+    assert "nothing new worth an SOP" not in proc.stderr  # a decision that changed nothing: shown with -v only
+    proc, _ = run_ga([*csv_run(), {"content": "NOTHING"}], home, workspace, TASK, "-v")
     assert "nothing new worth an SOP" in proc.stderr
     assert sop_names(home) == SEED_NAMES
 
@@ -145,7 +148,7 @@ def test_junk_from_the_distiller_is_refused_and_nothing_is_written(home, workspa
 def test_a_run_called_done_after_its_last_tool_call_failed_is_not_distilled(home, workspace):
     failing = {"tool_calls": [tool_call("code_run", script="raise SystemExit('summarize.py: no column b')")]}
     steps = [*csv_run()[:2], failing, failing, {"content": "Fixed: run summarize.py again."}]
-    proc, server = run_ga(steps, home, workspace, TASK)
+    proc, server = run_ga(steps, home, workspace, TASK, "-v")
     server.assert_complete()  # no distillation request
     assert proc.returncode == 0 and "the run's last tool call failed: nothing verified to distil" in proc.stderr
     assert sop_names(home) == SEED_NAMES
@@ -154,7 +157,7 @@ def test_a_run_called_done_after_its_last_tool_call_failed_is_not_distilled(home
 def test_a_run_whose_answer_stood_only_after_a_doubt_is_not_distilled(home, workspace):
     lost = "I'm sorry, but I need more information. Could you please provide me with the necessary details?"
     steps = [*csv_run()[:3], {"content": lost}, {"content": lost}]  # the second one counts as the answer
-    proc, server = run_ga(steps, home, workspace, TASK)
+    proc, server = run_ga(steps, home, workspace, TASK, "-v", GA_MODEL_SETTINGS="small")  # a capable model: no doubt
     server.assert_complete()  # no distillation request
     assert proc.returncode == 0 and "after ga doubted it: nothing verified to distil" in proc.stderr
     assert server.requests[4]["messages"][-1]["content"].startswith("Your reply has no tool call")
@@ -174,7 +177,7 @@ def test_a_run_that_followed_an_sop_without_trouble_bumps_its_ledger_instead_of_
     run_ga([*csv_run(), {"content": SOP_REPLY.format(name="csv-summary-script", extra="")}], home, workspace, TASK)
     path = str(home / "sop/csv-summary-script/SKILL.md")
     steps = [{"tool_calls": [tool_call("file_read", path=path)]}, *csv_run()]
-    proc, server = run_ga(steps, home, workspace, "tally the ledger rows of data.csv")
+    proc, server = run_ga(steps, home, workspace, "tally the ledger rows of data.csv", "-v")
     server.assert_complete()  # no distillation request
     assert "followed SOP csv-summary-script without trouble" in proc.stderr
     meta = read(home / "sop/csv-summary-script/SKILL.md").metadata

@@ -6,8 +6,8 @@ import json
 
 import psutil
 
-from ga.dispatch import Dispatcher
 from ga.protocols import ToolCall
+from ga.tooling.dispatch import Dispatcher
 from tools.code_run import SPEC
 
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from ga.dispatch import Dispatcher
 from ga.protocols import ToolCall
+from ga.tooling.dispatch import Dispatcher
 from tools import file_patch, file_read, file_write
 
 ATTEMPTS = 300

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from ga.dispatch import Dispatcher, ToolResult
 from ga.errors import ToolError
 from ga.protocols import ToolCall
+from ga.tooling.dispatch import Dispatcher
+from ga.tooling.spec import ToolResult
 from tools import file_patch, file_read, file_write, fileio
 from tools.files import matching
 
@@ -88,6 +89,19 @@ def test_three_matches_give_count_and_lines(make_ctx, workspace):
     assert result.is_error and "3 places" in result.content and "lines 2, 5, 9" in result.content
     assert "more surrounding lines" in result.content
     assert (workspace / "dup.py").read_text().count("x = 1") == 3
+
+
+def test_a_same_size_edit_with_its_mtime_put_back_is_still_a_change(make_ctx, source, workspace):
+    ctx = make_ctx()
+    file_read.run({"path": "app.py"}, ctx)
+    before = source.stat()
+    source.write_text(source.read_text().replace("value_1 = 1", "value_1 = 7"))  # same size
+    os.utime(source, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert source.stat().st_mtime_ns == before.st_mtime_ns and source.stat().st_size == before.st_size
+    result = dispatch(ctx, "file_patch", {"path": "app.py", "old_content": "value_2 = 2\n", "new_content": "v = 0\n"})
+    assert result.is_error and "changed on disk" in result.content
+    refused = dispatch(ctx, "file_write", {"path": "app.py", "content": "everything new\n"})
+    assert refused.is_error and "changed on disk" in refused.content and "value_1 = 7" in source.read_text()
 
 
 def test_refused_when_changed_since_read(make_ctx, source):
@@ -212,44 +226,42 @@ def test_outside_workspace_and_links_out_are_refused(make_ctx, workspace, tmp_pa
     assert outside.read_text() == "keep me\n"
 
 
-def test_a_mistyped_workspace_path_that_does_not_exist_is_taken_inside(make_ctx, workspace, tmp_path):
+def test_a_path_outside_is_refused_never_rewritten_and_the_refusal_names_what_the_workspace_has(make_ctx, workspace,
+                                                                                                   tmp_path):
     (workspace / "app.py").write_text("def load():\n    return 1\n")
     near = workspace.parent / "app.py"  # the workspace's absolute path with its last folder dropped
     result = dispatch(make_ctx(), "file_patch", {"path": str(near), "old_content": "load", "new_content": "fetch"})
-    assert result.content == (f"[{near} does not exist, so app.py in the workspace was used: paths are relative to "
-                              f"the workspace.]\nPatched {near}: replaced line 1 with 1 line.")
-    assert (workspace / "app.py").read_text().startswith("def fetch():") and not near.exists()
-    # a new file beside the workspace (a 1.5B model's /w/hello.txt for /w/hello/hello.txt): made inside
+    assert result.is_error and "workspace-confinement" in result.content
+    assert "The workspace has app.py: if you meant it, pass path='app.py'" in result.content
+    assert (workspace / "app.py").read_text().startswith("def load():") and not near.exists()
+    # a new file beside the workspace (a 1.5B model's /w/hello.txt for /w/hello/hello.txt): refused, never made inside
     made = workspace.parent / "new.txt"
     result = dispatch(make_ctx(), "file_write", {"path": str(made), "content": "x"})
-    assert result.content.startswith(f"[{made} does not exist, so new.txt in the workspace was used")
-    assert (workspace / "new.txt").read_text() == "x" and not made.exists()
-    # ...unless the user named that path: then it is refused, with the name to use
-    ctx = make_ctx()
-    ctx.task = f"Write {workspace.parent / 'other.txt'} with a greeting."
-    result = dispatch(ctx, "file_write", {"path": str(workspace.parent / "other.txt"), "content": "x"})
-    assert result.is_error and "relative to it (e.g. path='other.txt')" in result.content
-    assert not (workspace.parent / "other.txt").exists() and not (workspace / "other.txt").exists()
-    # a file outside that exists is what was asked for: refused, never swapped for the workspace's namesake
-    near.write_text("def load():\n    return 2\n")
-    result = dispatch(make_ctx(), "file_patch", {"path": str(near), "old_content": "return 2", "new_content": "x"})
-    assert result.is_error and "The workspace has app.py: pass path='app.py'" in result.content
-    assert near.read_text().endswith("return 2\n")
+    assert result.is_error and "relative to it (e.g. path='new.txt')" in result.content
+    assert not (workspace / "new.txt").exists() and not made.exists()
+    # the workspace's own template at the same path (/etc/myapp/app.conf, workspace etc/myapp/app.conf): untouched
+    (workspace / "etc" / "myapp").mkdir(parents=True)
+    (workspace / "etc" / "myapp" / "app.conf").write_text("template\n")
+    result = dispatch(make_ctx(), "file_write", {"path": "/etc/ga-test-no-such/app.conf", "content": "x"})
+    assert result.is_error and (workspace / "etc" / "myapp" / "app.conf").read_text() == "template\n"
+    result = dispatch(make_ctx(), "file_write", {"path": "/etc/myapp/app.conf", "content": "live\n"})
+    assert result.is_error and "The workspace has etc/myapp/app.conf: if you meant it" in result.content
+    assert (workspace / "etc" / "myapp" / "app.conf").read_text() == "template\n"
 
 
-def test_a_stray_leading_slash_and_a_dropped_folder_reach_the_workspace_never_out_of_it(make_ctx, workspace,
-                                                                                           tmp_path):
+def test_a_stray_leading_slash_or_a_dropped_folder_is_refused_with_the_name_to_use(make_ctx, workspace, tmp_path):
     top = "ga-test-no-such-folder"
     (workspace / top).mkdir()
     (workspace / top / "notes.txt").write_text("inside\n")
     result = dispatch(make_ctx(), "file_read", {"path": f"/{top}/notes.txt"})
-    assert result.content.startswith(f"[/{top}/notes.txt does not exist, so {top}/notes.txt in the workspace was")
-    assert "1|inside" in result.content
+    assert result.is_error and f"The workspace has {top}/notes.txt: if you meant it" in result.content
+    assert "inside" not in result.content
     (workspace / "logs").mkdir()
-    made = workspace.parent / "logs" / "new.txt"  # its folder exists only in the workspace: a new file there
+    made = workspace.parent / "logs" / "new.txt"  # its folder exists only in the workspace
     result = dispatch(make_ctx(), "file_write", {"path": str(made), "content": "fresh\n"})
-    assert not result.is_error and (workspace / "logs" / "new.txt").read_text() == "fresh\n"
-    assert "logs/new.txt in the workspace was used" in result.content and not made.parent.exists()
+    assert result.is_error and "The workspace has the folder logs: if you meant a new file there, pass " \
+                               "path='logs/new.txt'" in result.content
+    assert not (workspace / "logs" / "new.txt").exists() and not made.parent.exists()
     # a symlink in the workspace pointing out: the path it would lead to is refused, not reached
     (tmp_path / "elsewhere").mkdir()
     (tmp_path / "elsewhere" / "secret.txt").write_text("top secret\n")
@@ -257,6 +269,7 @@ def test_a_stray_leading_slash_and_a_dropped_folder_reach_the_workspace_never_ou
     for path in (str(workspace.parent / "out" / "secret.txt"), "/out/secret.txt"):
         result = dispatch(make_ctx(), "file_read", {"path": path})
         assert result.is_error and "workspace-confinement" in result.content and "top secret" not in result.content
+        assert "The workspace has" not in result.content  # a link out is not something to point the model at
 
 
 def test_parallel_patches_are_serialised(make_ctx, workspace):

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from ga.dispatch import Dispatcher, ToolResult
 from ga.errors import ToolError
 from ga.protocols import ToolCall
+from ga.tooling.dispatch import Dispatcher
+from ga.tooling.spec import ToolResult
+from ga.tooling.stamps import digest_of
 from tools import file_patch, file_read, file_write, fileio
 
 SPECS = [file_read.SPEC, file_patch.SPEC, file_write.SPEC]
@@ -153,7 +155,7 @@ def test_read_records_a_stamp(make_ctx, numbered):
     ctx = make_ctx()
     file_read.run({"path": "notes.txt", "count": 1}, ctx)
     stamp = ctx.state["file_stamps"][str(numbered.resolve())]
-    assert stamp == [numbered.stat().st_mtime_ns, numbered.stat().st_size]
+    assert stamp == [numbered.stat().st_mtime_ns, numbered.stat().st_size, digest_of([numbered.read_bytes()])]
     json.dumps(ctx.state)
 
 
@@ -163,6 +165,30 @@ def test_path_outside_workspace_is_refused(make_ctx, tmp_path):
     for path in (str(secret), "../secret.txt", "sub/../../secret.txt"):
         result = dispatch(make_ctx(), "file_read", {"path": path})
         assert result.is_error and "workspace-confinement" in result.content and "top secret" not in result.content
+
+
+def test_a_hard_link_to_a_private_file_outside_is_refused_a_shared_public_one_is_read_not_appended(
+        make_ctx, workspace, tmp_path):
+    secret = tmp_path / "secret.txt"  # outside the workspace, private: a key, /etc/shadow
+    secret.write_text("TOP-SECRET\n")
+    secret.chmod(0o600)
+    os.link(secret, workspace / "x.txt")
+    for name, args in (("file_read", {"path": "x.txt"}),
+                       ("file_patch", {"path": "x.txt", "old_content": "TOP", "new_content": "top"}),
+                       ("file_write", {"path": "x.txt", "content": "new\n", "mode": "prepend"})):
+        result = dispatch(make_ctx(), name, args)
+        assert result.is_error and "rule: hard-link" in result.content and "TOP-SECRET" not in result.content, name
+    assert secret.read_text() == "TOP-SECRET\n"
+    store = tmp_path / "store.js"  # a package store's file (pnpm, uv): linked into the workspace, readable by all
+    store.write_text("module.exports = 1\n")
+    store.chmod(0o644)
+    os.link(store, workspace / "pkg.js")
+    ctx = make_ctx()
+    assert "module.exports" in dispatch(ctx, "file_read", {"path": "pkg.js"}).content
+    appended = dispatch(ctx, "file_write", {"path": "pkg.js", "content": "x\n", "mode": "append"})
+    assert appended.is_error and "rule: hard-link" in appended.content and store.read_text() == "module.exports = 1\n"
+    assert not dispatch(ctx, "file_write", {"path": "pkg.js", "content": "mine\n"}).is_error  # this name only
+    assert store.read_text() == "module.exports = 1\n" and (workspace / "pkg.js").read_text() == "mine\n"
 
 
 def test_symlink_pointing_out_is_refused(make_ctx, workspace, tmp_path):

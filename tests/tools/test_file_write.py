@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from ga.dispatch import Dispatcher, ToolResult
 from ga.errors import ToolError
 from ga.protocols import ToolCall
+from ga.tooling.dispatch import Dispatcher
+from ga.tooling.spec import ToolResult
+from ga.tooling.stamps import digest_of
 from tools import file_patch, file_read, file_write
 
 SPECS = [file_read.SPEC, file_patch.SPEC, file_write.SPEC]
@@ -108,7 +110,7 @@ def test_unicode_and_crlf_are_written_exactly(make_ctx, workspace):
 
 def test_a_stray_surrogate_does_not_crash(make_ctx, workspace):
     result = dispatch(make_ctx(), '{"path": "s.txt", "content": "half \\ud83d emoji"}')
-    # the dispatcher makes parsed arguments UTF-8-safe (ga/encoding.py): the lone half becomes U+FFFD
+    # the dispatcher makes parsed arguments UTF-8-safe (ga/tooling/encoding.py): the lone half becomes U+FFFD
     assert not result.is_error and (workspace / "s.txt").read_text(encoding="utf-8") == "half \ufffd emoji"
 
 
@@ -116,7 +118,7 @@ def test_write_updates_the_stamp(make_ctx, workspace):
     ctx = make_ctx()
     write(ctx, "s.txt", "abc")
     path = (workspace / "s.txt").resolve()
-    assert ctx.state["file_stamps"][str(path)] == [path.stat().st_mtime_ns, path.stat().st_size]
+    assert ctx.state["file_stamps"][str(path)] == [path.stat().st_mtime_ns, path.stat().st_size, digest_of([b"abc"])]
 
 
 def test_folder_path_is_an_error(make_ctx, workspace):
@@ -190,12 +192,14 @@ def test_overwrite_of_a_file_changed_since_it_was_read_is_refused(make_ctx, work
 def test_append_writes_only_the_new_bytes_in_place(make_ctx, workspace):
     log = workspace / "big.log"
     log.write_bytes(b"x" * (8 << 20) + b"\n")
-    os.link(log, workspace / "hard-link.log")  # a copy-and-rename would leave the hard link behind
-    inode = log.stat().st_ino
+    inode, before = log.stat().st_ino, os.stat(workspace).st_mtime_ns  # no copy-and-rename: same file, same folder
     result = write(make_ctx(), "big.log", "one more\n", mode="append")
     assert result.content == f"Added 9 bytes (1 line) to the end of big.log: now {(8 << 20) + 10} bytes."
-    assert log.stat().st_ino == inode and (workspace / "hard-link.log").read_bytes().endswith(b"\none more\n")
-    assert leftovers(workspace) == []
+    assert log.stat().st_ino == inode and log.read_bytes().endswith(b"x\none more\n")
+    assert os.stat(workspace).st_mtime_ns == before and leftovers(workspace) == []
+    os.link(log, workspace / "hard-link.log")  # a file with another name: an append would change both
+    refused = dispatch(make_ctx(), {"path": "big.log", "content": "again\n", "mode": "append"})
+    assert refused.is_error and "rule: hard-link" in refused.content and not log.read_bytes().endswith(b"again\n")
 
 
 def test_confirm_preview_is_a_diff_with_the_same_refusals(make_ctx, workspace, tmp_path):

@@ -6,8 +6,8 @@ import re
 import time
 from pathlib import Path
 
-from ga.dispatch import Dispatcher
 from ga.protocols import ToolCall
+from ga.tooling.dispatch import Dispatcher
 from tests.tools.test_web_scan import ref_of
 from tests.tools.web import test_session as shared
 from tests.tools.web.test_session import scan

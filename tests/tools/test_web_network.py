@@ -15,7 +15,7 @@ import time
 import pytest
 
 from ga.errors import PermissionDenied, ToolError
-from ga.runs import Run
+from ga.runs.folder import Run
 from tests.tools.web import test_session as shared
 from tests.tools.web.test_session import _context, scan
 from tools import web_execute_js

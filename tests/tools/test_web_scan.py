@@ -47,6 +47,18 @@ def test_page_text_is_marked_as_data(web, site):
 
 
 @needs_chromium
+@pytest.mark.parametrize("text_only", [False, True])
+def test_text_a_reader_cannot_see_is_left_out(web, site, text_only):
+    out = scan(web, url=f"{site}/hidden_text.html", text_only=text_only)
+    assert "HIDDEN" not in out, [line for line in out.splitlines() if "HIDDEN" in line]  # 15 ways to hide text
+    for kept in ("Start at setting 12", "Visible closing line about cleaning the burrs", "reached by scrolling",
+                 "Gradient heading stays", "Light text on a dark card stays", "Inline blocks without gaps stay"):
+        assert kept in out, kept
+    if not text_only:  # an image-replaced link is still clicked by its name
+        assert re.search(r"\[Home link\]#\d+", out), out
+
+
+@needs_chromium
 def test_modal_dialog_comes_first_and_covers_the_page(web, site):
     out = scan(web, url=f"{site}/modal.html")
     dialog, main = out.index("=== dialog"), out.index("=== main")

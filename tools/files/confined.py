@@ -1,8 +1,8 @@
 """File access that cannot be raced out of the workspace: what was checked is what is opened.
 
-ga.permissions.confine decides whether a path may be touched (with its precise refusals) and returns the path with
-every symlink resolved. The file tools then reach exactly that path from the directory descriptor of the allowed
-root it lies in, one component at a time, never following a symlink (O_NOFOLLOW): the final open, create, rename
+ga.tooling.permissions.confine decides whether a path may be touched (with its precise refusals) and returns the
+path with every symlink resolved. The file tools then reach exactly that path from the directory descriptor of the
+allowed root it lies in, one component at a time, never following a symlink (O_NOFOLLOW): the final open, create, rename
 or listing happens relative to the descriptor of the folder that was walked. A component that changed in between
 (a folder swapped for a symlink while a background process flips it) fails the walk; the path is then checked and
 walked again, and after a few such failures in a row the call gives up with a clear message. Nothing is ever
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
 import secrets
 import stat
@@ -21,8 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, TypeVar
 
-from ga.dispatch import ToolContext
 from ga.errors import ToolError
+from ga.tooling import stamps
+from ga.tooling.spec import ToolContext
 
 T = TypeVar("T")
 RACE_RETRIES = 5
@@ -84,14 +86,19 @@ class Place:
     def replace(self, chunks: Iterable[bytes], keep: os.stat_result | None) -> list[int]:
         """Write through a temp file in the same folder, then rename it over the entry: readers never see half a
         file. An existing file keeps its permission bits (`keep`); a new one gets the umask-based mode.
-        Returns the stamp taken before the rename, so a later change by someone else cannot hide in it."""
+        Returns the stamp taken before the rename (with the digest of what was written), so a later change by
+        someone else cannot hide in it."""
         mode = stat.S_IMODE(keep.st_mode) if keep is not None else new_file_mode()
         tmp = f".{self.name}.{secrets.token_hex(4)}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _CLOEXEC, 0o600, dir_fd=self._fd())
+        digest, written = hashlib.blake2b(digest_size=16), 0
         try:
             with os.fdopen(fd, "wb") as f:
                 for chunk in chunks:
                     f.write(chunk)
+                    written += len(chunk)
+                    if written <= stamps.DIGEST_LIMIT:
+                        digest.update(chunk)
                 f.flush()
                 os.fchmod(f.fileno(), mode)
                 os.fsync(f.fileno())
@@ -101,7 +108,7 @@ class Place:
             with contextlib.suppress(OSError):
                 os.unlink(tmp, dir_fd=self.dir_fd)
             raise
-        return [info.st_mtime_ns, info.st_size]
+        return stamps.stamp(info, digest.hexdigest() if written <= stamps.DIGEST_LIMIT else "")
 
     def _fd(self) -> int:
         if self.dir_fd is None:
@@ -174,10 +181,12 @@ def confined(ctx: ToolContext, path: str, body: Callable[[Place], T], *, write: 
     for attempt in range(RACE_RETRIES):
         try:
             real = ctx.resolve(path, write=write)
-        except OSError:  # a link on the way changed while it was being resolved
-            if attempt == RACE_RETRIES - 1:
-                raise
-            continue
+        except OSError as e:  # a link on the way changed while it was being resolved
+            if attempt < RACE_RETRIES - 1:
+                continue
+            if e.errno == errno.EINVAL:  # readlink of what was a symlink at its lstat: it is changing
+                break
+            raise
         try:
             with walk(real, ctx.roots(write=write), parents=parents) as place:
                 return body(place)

@@ -13,7 +13,7 @@ against the whole script: `git reset --hard*` does not approve `git reset --hard
 A script runs when each of its dangerous findings is allowed by its rule id or by a pattern matching its
 command. The catastrophic tier is never allowed, by the file or by a human.
 
-The file is a protected path (ga/protected.py): no tool writes it unasked. A change made to it while a run
+The file is a protected path (ga/tooling/protected.py): no tool writes it unasked. A change made to it while a run
 is going (by whatever means) is not trusted by that run: it keeps the policy it read before its first script
 ran (saved with the run, so a resume keeps it too).
 """
@@ -24,8 +24,8 @@ import fnmatch
 import json
 from pathlib import Path
 
-from ga.dispatch import ToolContext
 from ga.errors import PermissionDenied
+from ga.tooling.spec import ToolContext
 from tools.guard.scanner import ASK, REFUSE, Decision, worst
 from tools.guard.shell_scan import scan_script
 

@@ -16,7 +16,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ga.protected import why_protected
+from ga.tooling.protected import why_protected
 from tools.guard.shell_expand import PARAMETER, expand_parameter
 
 UNKNOWN = "${UNKNOWN}"
@@ -73,7 +73,7 @@ class Places:
     home: Path
     cwd: Path
     ga_home: Path | None = None
-    """GA_HOME: its configuration files are protected paths (ga/protected.py)."""
+    """GA_HOME: its configuration files are protected paths (ga/tooling/protected.py)."""
     variables: dict[str, str] = field(default_factory=dict)
     """Shell variables the script set; UNKNOWN when set to something only run time knows."""
     cwd_known: bool = True
@@ -93,7 +93,17 @@ class Places:
         raw = Path(*parts) if parts else Path(".")
         path = Path(normpath(str(raw if raw.is_absolute() else self.cwd / raw)))
         return Target(text=text, path=path, place=self.place(path), unknown=unknown, anchored=anchored,
-                      deep_glob=selective, protected=why_protected(path, self.ga_home or self.home / ".ga"))
+                      deep_glob=selective, protected=self.protected(path))
+
+    def protected(self, path: Path) -> str:
+        """Why a command may not change `path` unasked: a protected path, or any of GA_HOME (SOPs, memory and runs
+        change through ga's own tools while the run goes on, never behind them)."""
+        ga_home = self.ga_home or self.home / ".ga"
+        if reason := why_protected(path, ga_home, self.home):
+            return reason
+        if path == ga_home or path.is_relative_to(ga_home):
+            return "ga's own data (GA_HOME: SOPs, memory and runs change only through ga's tools)"
+        return ""
 
     def expand(self, text: str) -> str | None:
         """The word as bash would expand it, or None when a part of it is unknown."""
@@ -105,7 +115,7 @@ class Places:
             value = self.variables[name]
             return None if value == UNKNOWN else value
         known = {"HOME": str(self.home), "PWD": str(self.cwd) if self.cwd_known else None, "TMPDIR": "/tmp",
-                 "USER": _user(), "LOGNAME": _user()}
+                 "USER": _user(), "LOGNAME": _user(), "IFS": " \t\n"}
         return known.get(name)
 
     def assign(self, name: str, raw: str) -> None:

@@ -1,11 +1,16 @@
 """The sandbox for code_run: bubblewrap in its own user namespace with every capability dropped.
 
-Inside: `/` read-only; the workspace (and --allow-path folders) read-write except their `.git`, which stays
-read-only (a hook or `core.fsmonitor` written there would run on the host at the user's next git command);
-HOME, GA_HOME, /run and /tmp replaced by empty private folders, with the interpreter, the tools on PATH and
-what GA_SANDBOX_READ names shown read-only again; ~/.ssh, ~/.aws and other credential stores hidden even when
-the workspace holds them; fresh /dev and /proc; its own pid namespace (the tree dies with bwrap, and bwrap dies
-with ga); no network unless GA_SANDBOX_NET=1.
+Inside, only what a run needs: the system's programs and libraries read-only (/usr, /bin, /lib*, /sbin, /opt, /sys,
+and /etc without what only root may read: shadow, sudoers, private keys); the workspace and --allow-path folders
+read-write, except git's metadata there, ga's own code and the Python it runs on (kept read-only: a hook or a line
+added to ga would run on the host later; see git_meta.py); the interpreter, the tools on PATH and what
+GA_SANDBOX_READ names, read-only; HOME, /tmp, /var/tmp, /dev/shm and /run as empty private folders of a bounded
+size; ~/.ssh, ~/.aws and other credential stores hidden even when the workspace holds them; GA_HOME absent but for
+its SOPs (read-only); fresh /dev and /proc; its own pid namespace (the tree dies with bwrap, and bwrap with ga); no
+network unless GA_SANDBOX_NET=1. Everything else of the host (other users' files, /root, /var, /srv, /mnt, other
+runs' GA_HOMEs) is not there at all. Memory, processes and file sizes are limited (sandbox_limits.py). In plan
+mode the workspace and the allowed folders are read-only too and there is no network (Layout.read_only): code can
+look, and change nothing but its private /tmp.
 
 As root, the process inside keeps uid 0 but holds no capability at all (effective and bounding sets empty,
 no new privileges, no nested user namespaces): it cannot remount, load modules, change the network or signal
@@ -17,18 +22,26 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import site
+import stat
 import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ga.errors import ToolError
+from ga.tooling.protected import own_code
+from tools.guard.sandbox_limits import Limits, limits_from, with_rlimits
+from tools.process.hints import NO_NETWORK
 
 NETWORK_ENV = "GA_SANDBOX_NET"
 READ_ENV = "GA_SANDBOX_READ"
 """Extra paths shown read-only inside the sandbox, separated by ':' (e.g. ~/.gitconfig:~/.cache/pip)."""
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/sys", "/nix", "/snap")
+"""The host's folders shown read-only: programs, libraries and their configuration."""
+PRIVATE = ("/tmp", "/var/tmp", "/dev/shm", "/run")
 HIDDEN_IN_HOME = (".ssh", ".aws", ".gnupg", ".azure", ".kube", ".docker", ".config/gcloud", ".config/gh",
                   ".password-store", ".netrc", ".git-credentials", ".pgpass", ".pypirc", ".npmrc",
                   ".cargo/credentials", ".cargo/credentials.toml", ".local/share/keyrings")
@@ -56,15 +69,25 @@ class Layout:
     """Folders the user allowed besides the workspace (--allow-path): read-write, like the workspace."""
     readable: tuple[Path, ...] = ()
     """Paths the user named in GA_SANDBOX_READ: shown read-only."""
+    kept: tuple[Path, ...] = ()
+    """Paths inside the writable folders kept read-only (git's metadata, found by git_meta)."""
     network: bool = False
+    limits: Limits | None = None
+    read_only: bool = False
+    """Plan mode: the workspace and the allowed folders are read-only too, and there is no network."""
+
+    @property
+    def roots(self) -> list[Path]:
+        return [self.workspace, *self.writable]
 
 
-def layout_for(workspace: Path, ga_home: Path, allow_paths: list[Path], environ: dict[str, str] | None = None
-               ) -> Layout:
+def layout_for(workspace: Path, ga_home: Path, allow_paths: list[Path], environ: dict[str, str] | None = None,
+               kept: list[Path] | None = None, *, read_only: bool = False) -> Layout:
     env = os.environ if environ is None else environ
     readable = tuple(Path(p).expanduser() for p in env.get(READ_ENV, "").split(os.pathsep) if p.strip())
     return Layout(workspace=workspace, ga_home=ga_home, writable=tuple(allow_paths), readable=readable,
-                  network=network_allowed(env))
+                  kept=tuple(kept or ()), network=network_allowed(env) and not read_only, limits=limits_from(env),
+                  read_only=read_only)
 
 
 def bwrap_path() -> str:
@@ -79,8 +102,8 @@ def bwrap_path() -> str:
 
 @functools.lru_cache(maxsize=4)
 def _probe(bwrap: str) -> str:
-    command = [bwrap, *ISOLATION, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--",
-               "cat", "/proc/self/status"]
+    command = [bwrap, *ISOLATION, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--", "cat",
+               "/proc/self/status"]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=20, check=False)
     except (OSError, subprocess.TimeoutExpired) as e:
@@ -96,6 +119,16 @@ def _probe(bwrap: str) -> str:
     return ""
 
 
+@functools.lru_cache(maxsize=4)
+def _sized(bwrap: str) -> bool:
+    """Whether this bubblewrap bounds a tmpfs (--size: 0.7 and later, not when installed setuid)."""
+    command = [bwrap, *ISOLATION, "--ro-bind", "/", "/", "--size", "65536", "--tmpfs", "/tmp", "--", "true"]
+    try:
+        return subprocess.run(command, capture_output=True, timeout=20, check=False).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
 def problem() -> str:
     """Why the sandbox cannot hold on this host ("" when it can). Probed once per process."""
     path = shutil.which("bwrap")
@@ -105,55 +138,103 @@ def problem() -> str:
 
 
 def wrap(argv: list[str], *, layout: Layout, cwd: Path, read_only: list[Path]) -> list[str]:
-    """The bwrap command line that runs argv in the sandbox; `read_only` extra paths (e.g. the script) stay visible."""
+    """The bwrap command line that runs argv in the sandbox; `read_only` extra paths (e.g. the script) stay visible.
+    Mounts are made in order, a later one on top of an earlier one."""
     bwrap = bwrap_path()
     if reason := _probe(bwrap):
         raise ToolError(f"code_run cannot start: the sandbox cannot hold here: {reason}. Tell the user, or ask "
                         "them to run with --no-sandbox. Nothing was run.")
-    writable = [layout.workspace, *layout.writable]
-    hidden = _hidden_roots(layout, writable)
-    shown = [p for p in _shown(layout) if _under(p, [*hidden, Path("/tmp")]) and not _under(p, writable)]
-    box = [bwrap, *ISOLATION, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    for path in hidden:
-        box += ["--tmpfs", str(path)]
+    writable, limits = layout.roots, layout.limits or limits_from()
+    box = [bwrap, *ISOLATION, *_system(), "--dev", "/dev", "--proc", "/proc"]
+    size = ["--size", str(limits.tmp_size)] if limits.tmp_size and _sized(bwrap) else []
+    for path in _private(layout, writable):
+        box += [*size, "--tmpfs", str(path)]
+    box += ["--remount-ro", "/dev"]  # after /dev/shm: /dev itself is no place to store anything
+    shown = [p for p in _shown(layout) if not _under(p, [*writable, *SYSTEM])]
     for path in _existing(shown):
         box += ["--ro-bind", str(path), str(path)]
     for path in _existing(writable):
-        box += ["--bind", str(path), str(path)]
-    for path in _existing([w / ".git" for w in writable]):
+        box += ["--ro-bind" if layout.read_only else "--bind", str(path), str(path)]
+    for path in _existing([p for p in [*layout.kept, *own_code()] if _under(p, writable)]):
         box += ["--ro-bind", str(path), str(path)]
     for path in _existing(_secrets(layout, writable, shown)):
-        box += ["--tmpfs", str(path)] if path.is_dir() else ["--ro-bind", "/dev/null", str(path)]
+        box += _mask(path)
     for path in read_only:  # after the private /tmp, so files kept under /tmp remain visible
         box += ["--ro-bind", str(path), str(path)]
-    box += ["--chdir", str(cwd), "--setenv", "XDG_CACHE_HOME", "/tmp/.cache"]
+    box += ["--remount-ro", "/", "--chdir", str(cwd), "--setenv", "XDG_CACHE_HOME", "/tmp/.cache"]
     if not layout.network:
         box.append("--unshare-net")
-    return [*box, "--", *argv]
+    # the limits are set inside: RLIMIT_NPROC set before bwrap would also cap the user's own processes outside
+    return [*box, "--", *with_rlimits(argv, limits)]
 
 
-def _hidden_roots(layout: Layout, writable: list[Path]) -> list[Path]:
-    """HOME, GA_HOME, /run: replaced by empty folders, unless the workspace is (inside) one of them."""
-    candidates = [layout.home, layout.ga_home, Path("/run"), Path("/var/run")]
-    hidden = []
-    for path in candidates:
-        if path == Path("/") or path.is_symlink() or not path.is_dir() or _under(path, hidden):
+@functools.lru_cache(maxsize=1)
+def _system() -> tuple[str, ...]:
+    """The host's system folders, read-only, with /etc's root-only files masked. Read once per process (a file
+    made root-only in /etc later is masked from the next ga on)."""
+    args: list[str] = []
+    for name in SYSTEM:
+        if os.path.islink(name):  # merged /usr: /bin -> usr/bin
+            args += ["--symlink", os.readlink(name), name]
+        elif os.path.isdir(name):
+            args += ["--ro-bind", name, name]
+    for path in _root_only(Path("/etc")):
+        args += _mask(path)
+    return tuple(args)
+
+
+def _root_only(top: Path) -> list[Path]:
+    """What under `top` other users may not read (shadow, sudoers, ssh host keys, ssl/private...)."""
+    found, stack = [], [str(top)]
+    while stack:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except OSError:
+                continue
+            need = 0o005 if stat.S_ISDIR(mode) else 0o004
+            if not stat.S_ISLNK(mode) and mode & need != need:
+                found.append(Path(entry.path))
+            elif stat.S_ISDIR(mode):
+                stack.append(entry.path)
+    return sorted(found)
+
+
+def _mask(path: Path) -> list[str]:
+    if path.is_dir() and not path.is_symlink():  # empty, and read-only: nothing to fill
+        return ["--tmpfs", str(path), "--remount-ro", str(path)]
+    return ["--ro-bind", "/dev/null", str(path)]
+
+
+def _private(layout: Layout, writable: list[Path]) -> list[Path]:
+    """HOME and the scratch folders: empty and private, unless the workspace is (inside) one of them (then it is
+    shown itself, and its secrets are hidden one by one)."""
+    found: list[Path] = []
+    for path in [Path(p) for p in PRIVATE] + [layout.home]:  # HOME exists even when it lies in /tmp
+        if path == Path("/") or path.is_symlink() or path in found:
             continue
         if any(w == path or path.is_relative_to(w) for w in writable):
-            continue  # the workspace is this folder or holds it: its secrets are hidden one by one instead
-        hidden.append(path)
-    return sorted(hidden, key=lambda p: len(p.parts))
+            continue
+        found.append(path)
+    return sorted(found, key=lambda p: len(p.parts))
 
 
 def _shown(layout: Layout) -> list[Path]:
-    """What code needs from the hidden folders: the interpreter, the tools on PATH, what the user named."""
+    """What code needs besides the system: the interpreter, the tools on PATH, what the user named, SOP helpers;
+    with the network on, the resolver's files where /etc/resolv.conf points into /run."""
     prefixes = {Path(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
     prefixes.add(Path(os.path.realpath(sys.executable)).parent.parent)
     user_site = Path(site.getusersitepackages()) if site.ENABLE_USER_SITE else None
     tools = [_tool_root(Path(p), layout.home) for p in os.environ.get("PATH", "").split(os.pathsep) if p]
     tools += [layout.home / name for name in TOOLCHAINS_IN_HOME]
     sop = layout.ga_home / "sop"  # helper scripts of SOPs; runs, memory and the policy stay hidden
-    return [*sorted(prefixes), *filter(None, [user_site, *tools]), *layout.readable, sop]
+    resolver = Path(os.path.realpath("/etc/resolv.conf")).parent if layout.network else None
+    return list(dict.fromkeys([*sorted(prefixes), *filter(None, [user_site, *tools, resolver]), *layout.readable,
+                               sop]))
 
 
 def _tool_root(entry: Path, home: Path) -> Path | None:
@@ -161,28 +242,54 @@ def _tool_root(entry: Path, home: Path) -> Path | None:
     if entry.is_relative_to(home) and entry != home:
         parts = entry.relative_to(home).parts
         return entry if parts[0] == ".local" else home / parts[0]
-    return entry.parent if entry.name == "bin" else entry
+    return entry.parent if entry.name == "bin" and entry.parent != Path("/") else entry
 
 
 def _secrets(layout: Layout, writable: list[Path], shown: list[Path]) -> list[Path]:
     """Credential stores and GA_HOME where they would still be visible, unless the user named them."""
     named = [*layout.readable, *layout.writable]
     found = [layout.home / p for p in HIDDEN_IN_HOME] + [layout.ga_home]
-    visible = [*writable, *shown]
+    visible = [*writable, *shown, *SYSTEM]
     return [p for p in found if _under(p, visible) and not _under(p, named)]
 
 
-def _under(path: Path, roots: list[Path]) -> bool:
-    return any(path == r or path.is_relative_to(r) for r in roots)
+def _under(path: Path, roots: list[Path | str]) -> bool:
+    """path is one of roots or inside one (on strings: pathlib's is_relative_to costs ~50 µs a call here)."""
+    text = str(path)
+    return any(text == root or text.startswith(root if root.endswith("/") else root + "/") for root in map(str, roots))
 
 
 def _existing(paths: list[Path]) -> list[Path]:
     """The paths that exist, shallowest first, without those already inside an earlier one."""
     seen: list[Path] = []
-    for path in sorted(paths, key=lambda p: len(p.parts)):
+    for path in sorted(set(paths), key=lambda p: str(p).count("/")):
         if not _under(path, seen) and os.path.lexists(path):
             seen.append(path)
     return seen
+
+
+_READ_ONLY = re.compile(r"(/[^\s:'\"`]+)['\"`]?: Read-only file system|Read-only file system: ['\"](/[^'\"]+)")
+_MISSING = re.compile(r"(/[^\s:'\"`]+)['\"`]?: No such file or directory|No such file or directory: ['\"](/[^'\"]+)")
+
+
+def blocked(output: str, layout: Layout) -> str:
+    """Why a failed command looks stopped by the sandbox itself ("" when it does not): no network, a path the
+    sandbox keeps read-only, or one of the host's that is not there inside. A human may let it run outside."""
+    if not layout.network and NO_NETWORK.search(output):
+        return "it has no network"
+    if m := _READ_ONLY.search(output):
+        return f"{m.group(1) or m.group(2)} is read-only inside it"
+    for m in _MISSING.finditer(output):
+        path = Path(m.group(1) or m.group(2))
+        if os.path.lexists(path) and not _visible(path, layout):
+            return f"{path} is not visible inside it"
+    return ""
+
+
+def _visible(path: Path, layout: Layout) -> bool:
+    if _under(path, [*layout.roots, *_shown(layout)]):
+        return True
+    return not _under(path, _private(layout, layout.roots)) and _under(path, list(SYSTEM))
 
 
 def failure_hint(output_head: str) -> str:

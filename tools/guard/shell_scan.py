@@ -21,12 +21,11 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import bashlex
-
 from tools.guard import other_code, python_scan
 from tools.guard.places import UNKNOWN, Places, entries_below
 from tools.guard.rules import FIND_FILTERS, RULES, check_argv, check_delete, check_write, rule_name
 from tools.guard.scanner import ALLOW, ASK, REFUSE, Decision, worst
+from tools.guard.shell_fields import positional
 from tools.guard.shell_lex import prepare
 from tools.guard.shell_walk import PYTHONS, SHELLS, Walker, readable_script, script_kind
 from tools.guard.shell_words import WRAPPERS, Fallback, dash_c, dash_c_args, peel, skip_options, xargs_argv
@@ -38,6 +37,8 @@ _DELETERS = {"rm", "unlink", "rmdir", "shred"}
 _PRIVILEGED = {"sudo", "doas", "su", "pkexec"}
 _ASSIGNERS = {"export", "local", "declare", "typeset", "readonly"}
 _EXEC_ENDS = {";", "+"}
+_ALL_ARGUMENTS = re.compile(r"\$\{?(?:[@*1-9]|\w+\[[@*]\])\}?")
+"""`$@`, `$1`, `${cmd[@]}` as a command word: a command and its arguments given from elsewhere."""
 MAX_DEPTH = 8
 MAX_SCRIPT_FILE = 256 * 1024
 """Scripts run from a file in the workspace are read and checked up to this size."""
@@ -96,6 +97,8 @@ class Scan:
             return
         if _FORK_BOMB.search(script):
             self.flag(REFUSE, "fork-bomb", "the script defines a function that pipes into itself in the background")
+        import bashlex  # a quarter of a second of start-up that a run without a command never needs
+
         try:
             prepared = prepare(script)
             try:
@@ -134,6 +137,8 @@ class Scan:
             other_code.check(name, args, self, self.command)
         elif name in ("cd", "pushd", "popd"):
             self._cd(name, args)
+        elif name == "set":
+            self._set(args)
         elif name == "read":
             for var in skip_options(args, {"-p", "-d", "-n", "-N", "-t", "-u", "-a", "-i"}, "read"):
                 self.places.variables[var] = UNKNOWN
@@ -166,7 +171,12 @@ class Scan:
             argv = [*self.aliases[argv[0]], *argv[1:]]
         word = self.places.expand(argv[0])
         if word is None:
-            self._unknown_command(argv, f"`{self.command}`: the command is not a literal ({argv[0]!r})")
+            why = f"`{self.command}`: the command is not a literal ({argv[0]!r})"
+            if argv[0] != UNKNOWN and (len(argv) == 1 or _ALL_ARGUMENTS.fullmatch(argv[0])):
+                # `$CMD` alone, `"$@"`: the whole command comes from elsewhere, its arguments too
+                self.flag(ASK, "unknown-command", f"{why}, so what runs is unknown; name the command literally")
+            else:
+                self._unknown_command(argv, why)
             return []
         if re.search(r"[*?\[]", word):
             folders = [os.path.dirname(word)] if "/" in word else os.environ.get("PATH", "").split(os.pathsep)
@@ -237,6 +247,11 @@ class Scan:
         finally:
             variables.clear()
             variables.update(saved)
+
+    def _set(self, args: list[str]) -> None:
+        """`set -- a b c` gives the positional parameters, which "$@" then runs or passes."""
+        if (values := positional(args, self.places.expand, UNKNOWN)) is not None:
+            self.places.variables.update(values)
 
     def _cd(self, name: str, args: list[str]) -> None:
         places = self.places

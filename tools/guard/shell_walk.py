@@ -13,6 +13,7 @@ from pathlib import Path
 from tools.guard.places import UNKNOWN
 from tools.guard.rules import FIND_FILTERS
 from tools.guard.scanner import ASK, ShellScanner
+from tools.guard.shell_fields import braced_words, split_word
 from tools.guard.shell_lex import Prepared
 from tools.guard.shell_words import dash_c, literal_output, peel
 
@@ -72,20 +73,39 @@ class Walker:
     def word(self, node: object) -> str:
         """The word as bash would pass it, with static $(...) output filled in and others left as ${UNKNOWN}."""
         value = node.word
+        for text, output in self._substitutions(node):
+            value = value.replace(text, output, 1)
+        return value
+
+    def _substitutions(self, node: object) -> list[tuple[str, str]]:
+        """Each $(...) of a word (walked, since it runs) and its static output, or ${UNKNOWN}."""
+        found = []
         for part in getattr(node, "parts", None) or []:
             if part.kind in ("commandsubstitution", "processsubstitution"):
                 self.walk(part.command)
                 self.fetched |= bool(DOWNLOADERS & set(re.findall(r"[\w.-]+", self.text(part))))
                 output = self.static_output(part.command)
-                value = value.replace(self.text(part), UNKNOWN if output is None else output.strip(), 1)
-        return value
+                found.append((self.text(part), UNKNOWN if output is None else output.strip()))
+        return found
+
+    def fields(self, node: object) -> list[str]:
+        """The words bash makes of one word as written: brace expansion (`~{,}`), then the split of its bare
+        expansions on IFS (`rm${IFS}-rf`); "$@" is as many words as it holds. Each is later expanded again."""
+        subs, raw = self._substitutions(node), self.text(node)
+        words = []
+        for braced in braced_words(raw, node.word):
+            word = braced
+            for text, output in subs:
+                word = word.replace(text, output, 1) if text in word else UNKNOWN
+            words += split_word(word, raw, self.scan.places.expand, self.scan.places.value("IFS"))
+        return words
 
     def argv(self, node: object) -> tuple[list[str], dict[str, str]]:
         """The words of a command and its NAME=value assignments."""
         words, assigned = [], {}
         for part in node.parts:
             if part.kind == "word":
-                words.append(self.word(part))
+                words += self.fields(part)
             elif part.kind == "assignment":
                 name, _, value = self.word(part).partition("=")
                 assigned[name.rstrip("+")] = value
@@ -247,7 +267,8 @@ class Walker:
         for stage in stages:
             if stage.kind != "command":
                 return None
-            argv = [places.expand(p.word) for p in stage.parts if p.kind == "word"]
+            words = [w for p in stage.parts if p.kind == "word" for w in braced_words(self.text(p), p.word)]
+            argv = [places.expand(w) for w in words]
             if None in argv:
                 return None
             here = self._stdin_texts(stage)

@@ -23,18 +23,22 @@ _PORT_IN_USE = re.compile(r"address already in use|EADDRINUSE|port is already al
 _PORT = re.compile(r"(?:port\s*[=:]?\s*|:)(\d{2,5})\b", re.I)
 
 
-_NO_NETWORK = re.compile(r"Temporary failure in name resolution|Could not resolve host|Name or service not known|"
+NO_NETWORK = re.compile(r"Temporary failure in name resolution|Could not resolve host|Name or service not known|"
                          r"Network is unreachable|getaddrinfo (ENOTFOUND|EAI_AGAIN)|nodename nor servname")
 
 
 def hints(output: str, exit_code: int | None, *, script: str, kind: str, sandbox: bool,
-          network: bool = True) -> list[str]:
-    """Hints for the tail of the output (empty when the run succeeded)."""
+          network: bool = True, read_only: bool = False) -> list[str]:
+    """Hints for the tail of the output (empty when the run succeeded). `read_only`: plan mode's sandbox."""
     if exit_code == 0:
         return []
-    offline = sandbox and not network and _NO_NETWORK.search(output)
+    if read_only and (NO_NETWORK.search(output) or _permission_denied(output, sandbox)):
+        return ["hint: this is plan mode: code runs with the workspace read-only and no network, so it can look but "
+                "not change or download anything. Put that step in your plan instead."]
+    offline = sandbox and not network and NO_NETWORK.search(output)
     found = [_missing_module(output), _command_not_found(output, exit_code), _syntax_error(output, script, kind),
-             _permission_denied(output, sandbox), _port_in_use(output, script),
+             _permission_denied(output, sandbox), _port_in_use(output, script), _sandbox_limit(output, exit_code)
+             if sandbox else "",
              "the sandbox has no network: do it offline, or tell the user that GA_SANDBOX_NET=1 allows the "
              "network (or --no-sandbox)." if offline else ""]
     return [f"hint: {h}" for h in found if h]
@@ -103,3 +107,25 @@ def _port_in_use(output: str, script: str) -> str:
     number = port.group(1)
     return (f"port {number} is already in use: pick another port, or find what holds it with "
             f"`ss -ltnp | grep :{number}` (or `lsof -i :{number}`) and stop it if it is yours.")
+
+
+_LIMITS = (
+    (re.compile(r"File size limit exceeded|File too large|EFBIG"), "GA_SANDBOX_FILE_SIZE",
+     "a file reached the sandbox's file size limit"),
+    (re.compile(r"MemoryError|Cannot allocate memory|std::bad_alloc|out of memory|ENOMEM", re.I), "GA_SANDBOX_MEMORY",
+     "the sandbox limits the memory of each process"),
+    (re.compile(r"No space left on device|ENOSPC"), "GA_SANDBOX_TMP",
+     "the sandbox's private /tmp, /dev/shm and HOME are small (write big files in the workspace instead)"),
+    (re.compile(r"fork: (retry|Resource temporarily unavailable)|can't start new thread|EAGAIN"), "GA_SANDBOX_PROCS",
+     "the sandbox limits the number of processes"),
+)
+_SIGXFSZ = 25
+
+
+def _sandbox_limit(output: str, exit_code: int | None) -> str:
+    """A limit of the sandbox was reached: say which, and which variable raises it (the user's call)."""
+    for pattern, variable, what in _LIMITS:
+        if pattern.search(output) or (variable == "GA_SANDBOX_FILE_SIZE" and exit_code in (128 + _SIGXFSZ, -_SIGXFSZ)):
+            return (f"{what}: do with less, or tell the user that {variable} raises it (e.g. {variable}="
+                    f"{'4096' if variable == 'GA_SANDBOX_PROCS' else '32G'}; 0: no limit).")
+    return ""

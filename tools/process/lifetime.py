@@ -3,7 +3,8 @@ inherited by everything it starts, and a watchdog that kills the marked processe
 
 A run's marker is `RUN_ID/CALL`: at the run's end (and when a run is resumed after a crash) every process
 carrying it is killed, background servers included. A program that clears its own environment and leaves
-its session escapes this; under --sandbox the pid namespace ends with bwrap, which ends with ga.
+its session escapes the marker, not the run's cgroup where the host gives one (tools/process/cgroup.py); under
+--sandbox the pid namespace ends with bwrap, which ends with ga.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from tools.process import watchdog
+from tools.process import cgroup, watchdog
+from tools.process.cgroup import RunGroup
 
 MARKER = watchdog.MARKER
 PR_SET_PDEATHSIG = 1
@@ -68,12 +70,21 @@ class Lifetime:
         self.run_id = run_id
         self.prefix = f"{run_id}/"
         sweep_run(run_id)  # what an earlier ga on this run left behind, if its watchdog died with it
-        self.watchdog = subprocess.Popen([sys.executable, "-I", "-S", str(_WATCHDOG), self.prefix],
+        self.group = RunGroup.create(run_id)
+        group = [str(self.group.path)] if self.group else []
+        self.watchdog = subprocess.Popen([sys.executable, "-I", "-S", str(_WATCHDOG), self.prefix, *group],
                                          stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                          stderr=subprocess.DEVNULL, start_new_session=True)
 
     def marker(self) -> str:
         return self.prefix + uuid.uuid4().hex
+
+    def contain(self, argv: list[str], processes: int = 0) -> list[str]:
+        """argv joining the run's cgroup, limited to `processes` at once (0: no limit); as is without one."""
+        if self.group is None:
+            return argv
+        self.group.limit(processes)
+        return self.group.argv(argv)
 
     def close(self) -> None:
         """Kill everything the run left running, then let the watchdog go."""
@@ -81,6 +92,8 @@ class Lifetime:
             if _runs.get(self.run_id) is self:
                 del _runs[self.run_id]
         sweep_run(self.run_id)
+        if self.group is not None:
+            self.group.close()
         if self.watchdog.stdin is not None:
             self.watchdog.stdin.close()
         try:
@@ -98,5 +111,5 @@ def for_run(run_id: str) -> Lifetime:
 
 
 def sweep_run(run_id: str) -> list[int]:
-    """Kill every process a code_run of this run started; returns their pids."""
-    return watchdog.sweep(f"{run_id}/")
+    """Kill every process a code_run of this run started (by its marker, and in its cgroup); returns their pids."""
+    return sorted({*watchdog.sweep(f"{run_id}/"), *cgroup.sweep(run_id)})

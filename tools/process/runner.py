@@ -19,8 +19,8 @@ from typing import TextIO
 
 import psutil
 
-from ga import screen
-from ga.redact import redact
+from ga.tooling import screen
+from ga.tooling.redact import redact
 from tools.process import lifetime, watchdog
 from tools.process.watchdog import MARKER
 

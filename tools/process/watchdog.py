@@ -1,8 +1,9 @@
 """Kills what a ga run left running once ga is gone; also imported by ga for the sweeps at exit and at resume.
 
-Started by ga as `python -I -S watchdog.py PREFIX` with a pipe on stdin that only ga holds: when ga ends in any
-way (kill -9 included), the pipe reaches end of file and every process whose environment carries
-GA_CODE_RUN=PREFIX... is killed. Standard library only, so it starts in a few milliseconds.
+Started by ga as `python -I -S watchdog.py PREFIX [CGROUP]` with a pipe on stdin that only ga holds: when ga ends
+in any way (kill -9 included), the pipe reaches end of file and every process whose environment carries
+GA_CODE_RUN=PREFIX... is killed, then everything in the run's cgroup (tools/process/cgroup.py), if it has one.
+Standard library only, so it starts in a few milliseconds.
 """
 
 from __future__ import annotations
@@ -49,7 +50,39 @@ def sweep(prefix: str, rounds: int = 5) -> list[int]:
     return sorted(killed)
 
 
+def kill_group(folder: str, rounds: int = 20) -> list[int]:
+    """SIGKILL everything in the cgroup `folder`, again while new ones appear, then remove it; returns the pids."""
+    killed: set[int] = set()
+    for _ in range(rounds):
+        try:
+            with open(os.path.join(folder, "cgroup.procs"), encoding="ascii") as f:
+                fresh = [int(p) for p in f.read().split()]
+        except (OSError, ValueError):
+            break
+        if not fresh:
+            break
+        for pid in fresh:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        killed.update(fresh)
+        time.sleep(0.02)
+    for _ in range(50):  # the kernel lets go of a killed process a moment after it leaves cgroup.procs
+        try:
+            os.rmdir(folder)
+        except FileNotFoundError:
+            break
+        except OSError:
+            time.sleep(0.02)
+        else:
+            break
+    return sorted(killed)
+
+
 if __name__ == "__main__":
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C meant for ga must not end the watch
     sys.stdin.buffer.read()  # returns when ga closes the pipe or dies
     sweep(sys.argv[1])
+    if len(sys.argv) > 2:  # the run's cgroup: what left the marker behind (env -i) is still in it
+        kill_group(sys.argv[2])

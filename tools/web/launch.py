@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ga.errors import ToolError
-from ga.runs import private_folder
+from ga.tooling.disk import private_folder
 
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext

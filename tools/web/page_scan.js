@@ -37,7 +37,48 @@
     const flat = r.width < 2 || r.height < 2;
     if (flat && (st.overflow !== 'visible' || (r.width === 0 && r.height === 0 && !el.firstElementChild))) return true;
     if (r.right + sx <= 0 || r.bottom + sy <= 0 || r.left + sx >= docW) return true;  // parked off-screen
-    return !!clip && st.position !== 'fixed' && (r.right <= clip.left || r.left >= clip.right);  // carousel slides
+    // parked to the right (an off-canvas menu, text moved out of sight): the page grows to hold it, unseen
+    if ((st.position === 'absolute' || st.position === 'fixed') && r.left >= innerWidth) return true;
+    if (clip && st.position !== 'fixed' && (r.right <= clip.left || r.left >= clip.right)) return true;  // carousels
+    return unseenText(el, st);
+  }
+
+  // Text in a box that is there but cannot be read: pushed out of its box (text-indent), clipped away, 0 px,
+  // transparent or the colour of what is behind it. Controls keep their names (an image-replaced link is clicked
+  // by its text); a gradient heading (background-clip: text) is seen.
+  const CONTROL = /^(A|BUTTON|INPUT|SELECT|TEXTAREA|LABEL|SUMMARY)$/;
+  const SEEN = /^(A|BUTTON|INPUT|SELECT|TEXTAREA|LABEL|SUMMARY|IMG|svg|SVG|VIDEO|CANVAS|IFRAME|PICTURE)$/;
+  const backs = new Map();
+  function unseenText(el, st) {
+    if (CONTROL.test(el.tagName) || CLICK_ROLES.test(el.getAttribute('role') || '')) return false;
+    if (parseFloat(st.textIndent) <= -999) return true;
+    if (/^inset\(\s*(?:[5-9]\d|\d{3,})(?:\.\d+)?%/.test(st.clipPath) || /^(circle|ellipse)\(0(px)?[ )]/.test(st.clipPath)) return true;
+    if (/absolute|fixed/.test(st.position) && /^rect\(0px,? 0px,? 0px,? 0px\)$/.test(st.clip)) return true;
+    if (!ownText(el) || !unread(el, st)) return false;  // a box without text of its own: its parts are judged
+    for (const d of el.querySelectorAll('*')) if (SEEN.test(d.tagName) || !unread(d, getComputedStyle(d))) return false;
+    return true;  // every part of it is unreadable, not only the part whose style said so
+  }
+  const ownText = (el) => Array.prototype.some.call(el.childNodes, (k) => k.nodeType === 3 && k.data.trim());
+  function unread(el, st) {
+    if (parseFloat(st.fontSize) < 1) return true;
+    if (st.backgroundClip === 'text' || st.webkitBackgroundClip === 'text') return false;
+    const c = rgba(st.color);
+    if (!c || c[3] === 0) return !!c;
+    const b = behind(el);
+    return !!b && c[3] === 1 && Math.abs(c[0] - b[0]) + Math.abs(c[1] - b[1]) + Math.abs(c[2] - b[2]) < 12;
+  }
+  // The colour painted behind an element: its own or its nearest ancestor's; null under an image (not judged).
+  function behind(el) {
+    if (!el || el.nodeType !== 1) return [255, 255, 255, 1];
+    if (backs.has(el)) return backs.get(el);
+    const st = getComputedStyle(el), c = rgba(st.backgroundColor);
+    const b = st.backgroundImage !== 'none' ? null : c && c[3] === 1 ? c : behind(el.parentElement);
+    backs.set(el, b);
+    return b;
+  }
+  function rgba(s) {
+    const m = /^rgba?\((\d+(?:\.\d+)?),\s*(\d+(?:\.\d+)?),\s*(\d+(?:\.\d+)?)(?:,\s*([\d.]+))?\)$/.exec(s || '');
+    return m ? [+m[1], +m[2], +m[3], m[4] === undefined ? 1 : +m[4]] : null;
   }
 
   function boiler(el, st) {

@@ -13,7 +13,7 @@ from tools.web import hosts, network, stuck, tabs
 from tools.web.scan_budget import short
 
 if TYPE_CHECKING:
-    from ga.dispatch import ToolContext
+    from ga.tooling.spec import ToolContext
     from tools.web.session import BrowserSession
 
 NAV_TIMEOUT_MS = 30_000

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import secrets
 
-from ga import tokens
-from ga.dispatch import ToolContext
+from ga.tooling import tokens
+from ga.tooling.spec import ToolContext
 
 SUMMARY_ONLY = {"share", "sharing", "social", "byline-share"}
 approx_tokens = tokens.estimate_cached
-"""o200k tokens of a line, estimated: the runtime's one estimator (ga/tokens.py), cached for lines counted often."""
+"""o200k tokens of a line, estimated: the one estimator (ga/tooling/tokens.py), cached for lines counted often."""
 
 
 def short(text: str, n: int) -> str:

@@ -1,19 +1,24 @@
-"""What a tab's page tells the session: dialogs (answered by policy), crashes, closes, navigations, requests in
-flight; and the tab list and a bounded wait for a quiet network. Run on the session thread."""
+"""The session's tabs: short stable ids (t1, t2, ...), which tab is current, a crashed one reopened; what a tab's page
+tells the session (dialogs answered by policy, crashes, closes, navigations, requests in flight); the tab list and a
+bounded wait for a quiet network. Run on the session thread."""
 
 from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from ga.errors import ToolError
 from tools.web import Session, network, stuck
+from tools.web.launch import quietly
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
 
 
 log = logging.getLogger("tools.web.session")
+T = TypeVar("T")
 
 
 def watch(session: Session, tab_id: str, page: Page) -> None:
@@ -105,3 +110,100 @@ def settle(session: Session, tab_id: str, page: Page, *, quiet: float = 0.1, lim
         else:
             calm_since = None
         page.wait_for_timeout(25)
+
+
+class TabKeeping:
+    """The tab half of BrowserSession (session.py), kept apart from the browser's lifecycle and threading: adopting
+    pages, opening and replacing tabs, choosing the current one. Its state is set in BrowserSession.__init__."""
+
+    def _adopt(self, page: Page, popup: bool = True) -> str:
+        known = next((t for t, p in self.tabs.items() if p is page), None)
+        if known:
+            return known
+        tab_id, self._reserved_id = self._reserved_id, None
+        own, self._own_next = self._own_next, False
+        if tab_id is None:
+            tab_id = f"t{self._next_tab}"
+            self._next_tab += 1
+        self.tabs[tab_id] = page
+        watch(self, tab_id, page)
+        if popup and not own:
+            self.new_tabs.append(tab_id)
+        return tab_id
+
+    def forget(self, tab_id: str, page: Page) -> None:
+        """A tab closed; applied later (see ensure): if the whole browser went down, the tab is reopened instead."""
+        if self.tabs.get(tab_id) is page:
+            self.gone.append(tab_id)
+
+    def _open(self, url: str, tab_id: str | None = None) -> str:
+        self._reserved_id, self._own_next = tab_id, True
+        page = self.context.new_page()
+        self.launched.opened.append(page)
+        tab_id = self._adopt(page)  # the context's page event usually adopted it already
+        self.current = tab_id
+        if url and url != "about:blank":
+            try:
+                page.goto(url, wait_until="domcontentloaded")
+            except Exception as e:
+                self.note(f"Reopening {url} in {tab_id} failed: {e}")
+        return tab_id
+
+    def page(self, tab: str | None = None, *, create: bool = True, opening: bool = False) -> tuple[str, Page]:
+        """The page of `tab` (default: the current tab), reopening a crashed one; naming a tab makes it current.
+        A tab that is not open, named for a page to open (`opening`), is the current tab if blank, else a new one."""
+        self.ensure()
+        tab_id = tab or self.current
+        if tab_id is None or (tab is None and tab_id not in self.tabs):
+            if not create:
+                raise ToolError("No tab is open. Open a page with web_scan(url=...).")
+            return self._open("about:blank"), self.tabs[self.current]
+        if tab_id not in self.tabs and not self.tabs and create:  # nothing open yet: the first tab is the one meant
+            return self._open("about:blank"), self.tabs[self.current]
+        if tab_id not in self.tabs and opening:  # a small model names "t2" beside the browser's first, blank tab
+            blank = self.current in self.tabs and self.tabs[self.current].url == "about:blank"
+            used = self.current if blank else self._open("about:blank")
+            self.note(f"No tab {tab_id!r} was open, so the page opened in {'blank tab' if blank else 'new tab'} "
+                      f"{used}.")
+            return used, self.tabs[used]
+        if tab_id not in self.tabs:
+            known = ", ".join(self.tabs) or "none"
+            raise ToolError(f"No tab {tab_id!r} (open tabs: {known}). Use web_scan(tabs_only=true) to list them.")
+        page = self.tabs[tab_id]
+        if tab_id in self.crashed or page.is_closed():
+            url = self.last_urls.get(tab_id, "about:blank")
+            self.crashed.discard(tab_id)
+            page = self.replace(tab_id, url)
+            self.note(f"Tab {tab_id} had crashed and was reopened at {url}; its page state was lost.")
+        self.current = tab_id
+        return tab_id, page
+
+    def replace(self, tab_id: str, url: str) -> Page:
+        """A fresh page in the tab's place, at url."""
+        page = self.tabs.pop(tab_id)
+        self.cdp.pop(tab_id, None)
+        quietly(lambda: page.close(run_before_unload=False))
+        self._open(url, tab_id)
+        return self.tabs[tab_id]
+
+    def on_tab(self, tab: str | None, fn: Callable[[str, Page], T], *, opening: bool = False) -> T:
+        """fn(tab_id, page) on a page that answers (`opening`: fn opens a page, see page()); if the page turns out
+        to have crashed, reopen it and try once more."""
+        for attempt in range(2):
+            tab_id, page = self.page(tab, opening=opening)
+            self._working = tab_id
+            try:
+                page = stuck.responsive(self, tab_id, page)
+                network.empty_blocked_frames(self, page, self.note)
+                return fn(tab_id, page)
+            except Exception as e:
+                message = str(e).lower()
+                if attempt or ("crash" not in message and "has been closed" not in message):
+                    raise
+                if "crash" in message:
+                    self.crashed.add(tab_id)
+                elif not self.context.pages:
+                    self.dead = True
+            finally:
+                self._working = None
+        raise AssertionError("unreachable")

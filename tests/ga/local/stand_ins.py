@@ -8,7 +8,6 @@ import json
 import os
 import sys
 import tarfile
-import textwrap
 import zipfile
 from pathlib import Path
 
@@ -65,29 +64,16 @@ STUB_PATCH = """--- a/tools/server/server.cpp
      after();
 """
 
-STUB_SERVER = textwrap.dedent("""\
-    #!{python}
-    # A stand-in for llama-server: the scripted fake on --port; GA_STUB_SCRIPT (JSON steps), GA_STUB_FAIL exits.
-    import json, os, sys, time
-    sys.path.insert(0, {root!r})
-    from ga.testing import ScriptedServer
-    args = sys.argv[1:]
-    port = int(args[args.index("--port") + 1])
-    print("stub llama-server pid", os.getpid(), " ".join(args), flush=True)
-    if os.environ.get("GA_STUB_FAIL"):
-        print("error: failed to load model", flush=True)
-        sys.exit(1)
-    time.sleep(float(os.environ.get("GA_STUB_LOAD", "0.3")))  # the model "loads" before the port opens
-    steps = json.loads(os.environ.get("GA_STUB_SCRIPT", "[]"))
-    with ScriptedServer(steps, port=port):
-        print("listening", flush=True)
-        while True:
-            time.sleep(1)
-    """)
+STUB_LAUNCHER = """#!{python}
+import os, sys
+os.execv(sys.executable, [sys.executable, {stub!r}, *sys.argv[1:]])
+"""
 
 
 def stub_server(path: Path) -> Path:
-    path.write_text(STUB_SERVER.format(python=sys.executable, root=str(ROOT)))
+    """An executable at `path` that becomes stub_llama_server.py (same pid: what it logs is the server's pid)."""
+    stub = Path(__file__).with_name("stub_llama_server.py")
+    path.write_text(STUB_LAUNCHER.format(python=sys.executable, stub=str(stub)))
     path.chmod(0o755)
     return path
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from ga.testing import ScriptedServer, tool_call
-from tests.test_cli import RUN_PY, events, only_run, wait_for
+from ga.testing.script import ScriptedServer, tool_call
+from tests.ga.cli.test_cli import RUN_PY, events, only_run, wait_for
 from tools.guard import sandbox
 from tools.process import watchdog
 

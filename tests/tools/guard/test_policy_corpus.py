@@ -1,5 +1,5 @@
 """The policy on its corpus (corpus.py): every dangerous command refused or asked, every everyday one allowed.
-Nothing is executed here; bench/code_run_bench.py runs the corpus through code_run, with and without the sandbox."""
+Nothing runs here; bench/perf/code_run_bench.py runs the corpus through code_run, with and without the sandbox."""
 
 from __future__ import annotations
 
@@ -48,6 +48,16 @@ TEMP_HOME = Path("/tmp/ci/home")
 ])
 def test_home_under_tmp_is_judged_as_home(script, verdict):
     assert decide(script, home=TEMP_HOME, workspace=TEMP_HOME / "project").verdict == verdict
+
+
+@pytest.mark.parametrize("script", ["echo step >> /tmp/ci/ga/sop/deploy/SKILL.md", "cp x /tmp/ci/ga/memory/a.md",
+                                    "import shutil\nshutil.rmtree('/tmp/ci/ga/sop/old')"])
+def test_ga_home_under_tmp_is_still_ga_s_own_data(script):
+    """A GA_HOME in a temporary folder (CI, bench trials) is no scratch space: SOPs and memory change only through
+    ga's tools while the run goes on."""
+    kind = "python" if script.startswith("import") else "bash"
+    decision = check_script(script, kind, workspace=TEMP_HOME / "project", home=TEMP_HOME, ga_home=Path("/tmp/ci/ga"))
+    assert decision.verdict == "ask" and decision.rule == "protected-path", decision
 
 
 def test_quoted_heredoc_written_to_a_file_is_data_but_an_unquoted_one_runs_substitutions():

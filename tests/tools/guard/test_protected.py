@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ga.dispatch import Dispatcher
-from ga.protected import why_protected
 from ga.protocols import ToolCall
+from ga.tooling.dispatch import Dispatcher
+from ga.tooling.protected import why_protected
 from tools.file_patch import SPEC as PATCH
 from tools.file_write import SPEC as WRITE
 
@@ -25,6 +25,22 @@ def test_what_is_protected():
     for name in ("memory/facts.md", "sop/deploy/SKILL.md", "runs/x/state.json"):
         assert not why_protected(home / name, home), name
     assert not why_protected(Path("/w/.gitignore"), home) and not why_protected(Path("/w/src/git.py"), home)
+
+
+def test_git_metadata_anywhere_ga_s_own_code_and_home_git_config_are_protected(tmp_path):
+    ga_home, home = tmp_path / ".ga", tmp_path / "home"
+    crafted = tmp_path / "w/crafted"  # a repository by its shape, whatever its name
+    for folder in ("objects", "refs"):
+        (crafted / folder).mkdir(parents=True)
+    (crafted / "HEAD").write_text("ref: refs/heads/main\n")
+    for path in (tmp_path / "w/vendor/lib/.git/config", tmp_path / "w/.gitmodules", crafted / "config",
+                 crafted / "hooks/pre-commit", home / ".gitconfig", home / ".config/git/config"):
+        assert why_protected(path, ga_home, home), path
+    own = Path(why_protected.__code__.co_filename).resolve().parents[2]  # ga's checkout (or site-packages)
+    for path in (own / "ga/__init__.py", own / "tools/code_run.py", own / "run.py"):
+        assert "ga's own code" in why_protected(path, ga_home, home), path
+    for path in (tmp_path / "w/src/config", tmp_path / "w/HEAD.md", home / ".bashrc"):
+        assert not why_protected(path, ga_home, home), path
 
 
 def test_unattended_writes_to_git_are_refused(make_ctx, workspace):

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from ga.config import load_settings
-from ga.dispatch import ToolContext
 from ga.errors import ToolError
-from ga.runs import Run
-from tests.conftest import ScriptedTerminal
+from ga.runs.folder import Run
+from ga.testing.terminal import ScriptedTerminal
+from ga.tooling.spec import ToolContext
 from tools import web_scan
 from tools.web import launch
 from tools.web.launch import locate_browser

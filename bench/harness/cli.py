@@ -1,0 +1,215 @@
+"""ga bench SUITE --agents ga,mini-swe-agent --trials 3 [--workers N] [--out DIR] ...
+ga bench report DIR · ga bench install AGENT [--force] · ga bench agents"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+from pathlib import Path
+
+from ga.errors import ConfigError
+from ga.invocation import invocation
+
+EXIT_USAGE, EXIT_INTERRUPTED = 2, 130
+TOOLS = ("report", "install", "agents")
+"""`bench WORD ...` for these words is that tool, not a suite named WORD."""
+
+
+def _terminated(signum: int, frame: object) -> None:
+    """`kill PID`, timeout(1), a service manager: stop as Ctrl-C does, the agents of the running trials with it
+    (otherwise they live on, orphaned, and keep the model server busy)."""
+    raise KeyboardInterrupt
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=f"{invocation()} bench", description="Run agents on a task suite through one metering proxy; write "
+        "results.jsonl (resumable), report.html, PNG charts and ATIF trajectories.",
+        epilog="Also: `bench report DIR` (rewrite the report), `bench install AGENT`, `bench agents`.")
+    p.add_argument("suite", type=Path, help="a folder of tasks (or one task folder)")
+    p.add_argument("--agents", default="ga", help="comma-separated: ga, oracle, nop, mini-swe-agent, pi, ... or a "
+                   "path to an agent config (.toml); the first is the reference for win/tie/loss (default: ga)")
+    p.add_argument("--trials", type=int, default=1, help="trials per agent and task (default 1)")
+    p.add_argument("--workers", type=int, default=1, help="trials at once (default 1: a local model serves one)")
+    p.add_argument("--out", type=Path, help="results folder (default bench/out/SUITE-NAME); rerun to resume")
+    p.add_argument("--executor", default="local", help="local (a process pool) or dask://HOST:PORT")
+    p.add_argument("--model", help="model name for every agent (default: $GA_MODEL)")
+    p.add_argument("--upstream", help="the real OpenAI-compatible endpoint (default: $OPENAI_BASE_URL), or "
+                   "`scripted`: each task's scripted/AGENT.json answers (offline)")
+    p.add_argument("--anthropic-upstream", default=os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com",
+                   help="the Anthropic endpoint for agents that speak its Messages API")
+    p.add_argument("--tasks", help="comma-separated task names to run (NAME* for a prefix)")
+    p.add_argument("--split", choices=("dev", "test"), help="only the tasks of this split (task.toml [metadata] "
+                   "split); dev tasks may be looked at while changing an agent, test tasks are only reported")
+    p.add_argument("--tier", choices=("small", "standard"), help="only the tasks of this tier")
+    p.add_argument("--max-turns", type=int, default=30, help="model requests per trial, for agents that take a "
+                   "limit (default 30)")
+    p.add_argument("--timeout", type=float, help="seconds per trial for every task (default: each task's "
+                   "[agent] timeout_sec)")
+    cassettes = p.add_mutually_exclusive_group()
+    cassettes.add_argument("--record", type=Path, metavar="DIR", help="save every exchange into cassettes in DIR")
+    cassettes.add_argument("--replay", type=Path, metavar="DIR", help="answer from the cassettes in DIR (no model)")
+    p.add_argument("--no-report", action="store_true", help="only results.jsonl")
+    return p
+
+
+def tool_parser(command: str) -> argparse.ArgumentParser:
+    """The parser of `bench report`, `bench install` or `bench agents`."""
+    p = argparse.ArgumentParser(prog=f"{invocation()} bench {command}", description={
+        "report": "Rewrite a results folder's report.html and charts from its results.jsonl.",
+        "install": "Install another agent as its config says, into its own prefix: $GA_BENCH_AGENTS/NAME "
+                   "(default ~/.cache/ga/bench-agents/NAME).",
+        "agents": "List the agents the benchmark can run: built in, and the configs in bench/harness/agents/.",
+    }[command])
+    if command == "report":
+        p.add_argument("dir", type=Path, help="a results folder (bench --out DIR), holding results.jsonl")
+    elif command == "install":
+        p.add_argument("agent", help="an agent name (see `bench agents`) or the path to its .toml config")
+        p.add_argument("--force", action="store_true", help="install again, even when it is installed")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    if argv and argv[0] in TOOLS:
+        return _tool(argv[0], tool_parser(argv[0]).parse_args(argv[1:]))
+    args = build_parser().parse_args(argv)
+    try:
+        return _bench(args)
+    except ConfigError as e:
+        print(f"ga bench: {e}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _config(args: argparse.Namespace, agents: list[str]):
+    from bench.harness.proxy import Upstream
+    from bench.harness.trial import BenchConfig
+
+    for flag in ("trials", "workers", "max_turns"):
+        if getattr(args, flag) < 1:
+            raise ConfigError(f"--{flag.replace('_', '-')} must be 1 or more")
+    if args.timeout is not None and args.timeout <= 0:
+        raise ConfigError("--timeout must be more than 0 seconds")
+    upstream = args.upstream or os.environ.get("OPENAI_BASE_URL", "")
+    scripted = upstream == "scripted"
+    model = args.model or os.environ.get("GA_MODEL") or ("scripted" if scripted or args.replay else "")
+    needs_model = any(a not in ("oracle", "nop") for a in agents)
+    if needs_model and not (scripted or args.replay) and not upstream:
+        raise ConfigError("No model endpoint: give --upstream URL (or set OPENAI_BASE_URL), --upstream scripted "
+                          "for the offline scripts, or --replay DIR.")
+    if needs_model and not model:
+        raise ConfigError("No model name: give --model (or set GA_MODEL).")
+    out = args.out or Path("bench") / "out" / args.suite.resolve().name
+    asks_model = needs_model and upstream and not (scripted or args.replay)
+    server = describe_server(upstream, os.environ.get("OPENAI_API_KEY", "")) if asks_model else {}
+    return BenchConfig(server=server,
+        out=out.resolve(), model=model, scripted=scripted, max_turns=args.max_turns, agent_timeout=args.timeout,
+        record=args.record.resolve() if args.record else None, replay=args.replay.resolve() if args.replay else None,
+        upstream=Upstream(openai_base="" if scripted else upstream, anthropic_base=args.anthropic_upstream,
+                          api_key=os.environ.get("OPENAI_API_KEY", ""),
+                          anthropic_key=os.environ.get("ANTHROPIC_API_KEY", "")))
+
+
+def describe_server(base_url: str, key: str) -> dict:
+    """What the upstream says about itself: the models it serves, and llama.cpp's build and settings when it is one."""
+    import json
+    import urllib.request
+
+    def get(url: str) -> dict:
+        request = urllib.request.Request(url, headers={"Authorization": f"Bearer {key}"} if key else {})
+        try:
+            with urllib.request.urlopen(request, timeout=5) as response:
+                body = json.loads(response.read(1_000_000))
+        except (OSError, ValueError):
+            return {}
+        return body if isinstance(body, dict) else {}
+
+    base = base_url.rstrip("/")
+    info: dict = {"url": base, "models": [m.get("id") for m in get(base + "/models").get("data", [])
+                                          if isinstance(m, dict)]}
+    props = get(base.removesuffix("/v1") + "/props")
+    if props:
+        settings = props.get("default_generation_settings") or {}
+        info["llama.cpp"] = {"build": props.get("build_info"), "n_ctx": settings.get("n_ctx"),
+                             "temperature": (settings.get("params") or settings).get("temperature")}
+    return info
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from bench.harness import charts, report, runner
+    from bench.harness.adapters import resolve
+    from bench.harness.executors import make_executor
+    from bench.harness.tasks import load_suite
+
+    specs = [a.strip() for a in args.agents.split(",") if a.strip()]
+    agents: dict[str, str] = {}
+    for given in specs:  # unknown or missing agents fail here, before any trial
+        spec = str(Path(given).expanduser().resolve()) if given.endswith(".toml") else given  # workers run elsewhere
+        adapter = resolve(spec)
+        if hasattr(adapter, "check_installed"):
+            adapter.check_installed()
+        if adapter.name in agents:
+            raise ConfigError(f"--agents: {adapter.name} is given twice")
+        agents[adapter.name] = spec
+    if not agents:
+        raise ConfigError("--agents: give one or more agents, comma-separated (e.g. ga,mini-swe-agent)")
+    tasks = load_suite(args.suite, [t.strip() for t in args.tasks.split(",")] if args.tasks else None,
+                       split=args.split, tier=args.tier)
+    config = _config(args, list(agents))
+    if not args.no_report:
+        charts.check_available()
+    runner.check_out_folder(config.out, config)
+    executor = make_executor(args.executor, args.workers)
+    print(f"ga bench: {len(tasks)} tasks × {', '.join(agents)} × {args.trials} trials → {config.out}",
+          file=sys.stderr)
+    previous = signal.signal(signal.SIGTERM, _terminated)
+    try:
+        runner.run(tasks, agents, args.trials, config, executor=executor)
+    except KeyboardInterrupt:  # the runner has stopped the trials
+        print("\nga bench: interrupted; the finished trials are saved: run the same command to resume.",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        executor.close()
+    if not args.no_report:
+        path = report.write(config.out, list(agents), title=args.suite.resolve().name)
+        print(f"ga bench: report {path}", file=sys.stderr)
+    return 0
+
+
+def _tool(command: str, args: argparse.Namespace) -> int:
+    try:
+        if command == "report":
+            if not (args.dir / "results.jsonl").is_file():
+                raise ConfigError(f"{args.dir} holds no results.jsonl: give the folder a bench run wrote (--out DIR)")
+            from bench.harness import report
+
+            print(report.write(args.dir.resolve()))
+            return 0
+        if command == "install":
+            from bench.harness.adapters import resolve
+            from bench.harness.cli_agent import CLIAgent
+
+            adapter = resolve(args.agent)
+            if not isinstance(adapter, CLIAgent):
+                raise ConfigError(f"{args.agent} is built in: nothing to install")
+            return adapter.install_now(args.force)
+        return _list_agents()
+    except ConfigError as e:
+        print(f"ga bench: {e}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _list_agents() -> int:
+    from bench.harness.adapters import CONFIGS
+    from bench.harness.cli_agent import CLIAgent
+
+    print("oracle           built in: runs solution/solve.sh")
+    print("nop              built in: does nothing")
+    print(f"ga               built in: {invocation()} --json --autonomous")
+    for path in sorted(CONFIGS.glob("*.toml")):
+        agent = CLIAgent.load(path)
+        print(f"{agent.name:16s} {'tested' if agent.tested else 'untested'}: {agent.description}")
+    return 0

@@ -1,0 +1,131 @@
+"""The report of a results folder: summary.json, PNG charts and report.html (the table and the charts)."""
+
+from __future__ import annotations
+
+import json
+import time
+from html import escape
+from pathlib import Path
+from string import Template
+
+from bench.harness import charts, results
+from bench.harness.stats import summarise
+
+TEMPLATE = Path(__file__).with_name("report_template.html")
+
+
+def _num(value: float | None, digits: int = 0) -> str:
+    if value is None:
+        return "—"
+    return f"{value:,.{digits}f}"
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.0f}%"
+
+
+def _row(cells: list[str], header: bool = False) -> str:
+    tag = "th" if header else "td"
+    return "<tr>" + "".join(c if c.startswith("<t") else f"<{tag}>{c}</{tag}>" for c in cells) + "</tr>"
+
+
+def summary_table(summary: dict, table_id: str = "summary") -> str:
+    ks = sorted({k for a in summary["agents"].values() for k in a["pass_k"]}, key=int)
+    head = ["agent", "version", "tasks", "trials", "success", "95% CI (tasks)", "95% CI (trials)",
+            *[f"pass^{k}" for k in ks], "never acted", "acted, wrong", "input tok", "cached tok", "output tok",
+            "requests", "tool calls", "wall s", "tokens / solved (95% CI)", "claimed done (true)",
+            f"W/T/L vs {summary['reference']} (sign p)"]
+    lines = [f'<table id="{table_id}">', _row(head, header=True)]
+    for name, a in summary["agents"].items():
+        wtl = summary["win_tie_loss"].get(name)
+        lines.append(_row([
+            escape(name), escape(", ".join(summary.get("versions", {}).get(name, [])) or "—"),
+            str(a.get("tasks_n", "—")), str(a["trials"]),
+            f"{a['successes']}/{a['trials']} ({_pct(a['success_rate'])})", _interval(a.get("task_ci"), _pct),
+            f"{_pct(a['ci_low'])}–{_pct(a['ci_high'])}", *[_pct(a["pass_k"].get(k)) for k in ks],
+            str(a.get("never_acted", "—")), str(a.get("acted_wrong", "—")),
+            _num(a["input_tokens"]), _num(a["cached_tokens"]), _num(a["output_tokens"]), _num(a["requests"], 1),
+            _num(a["tool_calls"], 1), _num(a["wall_s"], 1),
+            f"{_num(a['tokens_per_solved'])} {_interval(a.get('tokens_per_solved_ci'), _num, paren=True)}".strip(),
+            _claims(a), _wtl(wtl)]))
+    lines.append("</table>")
+    return "\n".join(lines)
+
+
+def _interval(ci: list | None, show, *, paren: bool = False) -> str:
+    if not ci:
+        return ""
+    text = f"{show(ci[0])}–{show(ci[1])}"
+    return f"({text})" if paren else text
+
+
+def _wtl(wtl: dict | None) -> str:
+    if not wtl:
+        return "reference"
+    p = wtl.get("sign_p")
+    return f"{wtl['win']}/{wtl['tie']}/{wtl['loss']}" + (f" (p={p:.2f})" if p is not None else "")
+
+
+def groups_html(summary: dict) -> str:
+    """The test split first (what is reported), then dev (tasks that may have been looked at while tuning), each
+    tier apart."""
+    parts = []
+    for label, group in summary.get("groups", {}).items():
+        parts.append(f"<h3>{escape(label)}</h3>")
+        parts.append(summary_table(group, table_id="group-" + label.replace(" · ", "-")))
+    return ("<h2>By split and tier</h2>\n" + "\n".join(parts)) if parts else ""
+
+
+def _claims(a: dict) -> str:
+    if "claimed" not in a:  # a summary from before claims were recorded
+        return "–"
+    return f"{a['claimed']} ({a['claimed_true']}, {_pct(a['claim_accuracy'])})" if a["claimed"] else "0"
+
+
+def task_table(summary: dict) -> str:
+    agents = summary["order"]
+    lines = [_row(["task", *[escape(a) for a in agents]], header=True)]
+    for task, cells in summary["tasks"].items():
+        row = [escape(task)]
+        for agent in agents:
+            c = cells.get(agent)
+            if not c:
+                row.append("<td>—</td>")
+                continue
+            kind = "ok" if c["rate"] == 1 else "fail" if c["rate"] == 0 else "part"
+            row.append(f'<td class="{kind}">{c["successes"]}/{c["trials"]} · {_num(c["tokens"])} tok · '
+                       f'{_num(c["wall_s"], 1)} s</td>')
+        lines.append(_row(row))
+    return "\n".join(lines)
+
+
+def families_html(summary: dict) -> str:
+    if not summary["families"]:
+        return ""
+    parts = ["<h2>Task families: cold (round 1) vs warm (later rounds)</h2>", '<table id="families">',
+             _row(["family", "agent", "cold success", "cold tokens", "warm success", "warm tokens"], header=True)]
+    for family, by_agent in summary["cold_warm"].items():
+        for agent, cw in by_agent.items():
+            parts.append(_row([escape(family), escape(agent), _pct(cw["cold"]["rate"]), _num(cw["cold"]["tokens"]),
+                               _pct(cw["warm"]["rate"]) if cw["warm"]["trials"] else "—",
+                               _num(cw["warm"]["tokens"]) if cw["warm"]["trials"] else "—"]))
+    parts.append("</table>")
+    return "\n".join(parts)
+
+
+def write(out: Path, agents: list[str] | None = None, title: str = "") -> Path:
+    """Summarise out/results.jsonl into out/summary.json, out/charts/*.png and out/report.html."""
+    rows = results.load(out / "results.jsonl")
+    summary = summarise(rows, agents or [])
+    (out / "summary.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
+    pictures = charts.draw(summary, out / "charts") if rows else []
+    models = ", ".join(summary["models"]) or "none (built-in agents only)"
+    meta = (f"{len(rows)} trials · {len(summary['tasks'])} tasks · model: {escape(models)} · "
+            f"written {time.strftime('%Y-%m-%d %H:%M')}")
+    html = Template(TEMPLATE.read_text(encoding="utf-8")).substitute(
+        title=escape(title or out.name), meta=meta, summary_table=summary_table(summary), groups=groups_html(summary),
+        task_table=task_table(summary), families=families_html(summary), reference=escape(summary["reference"]),
+        charts="\n".join(f'<img src="charts/{p.name}" alt="{p.stem}">' for p in pictures))
+    path = out / "report.html"
+    path.write_text(html, encoding="utf-8")
+    return path

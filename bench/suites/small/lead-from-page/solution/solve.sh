@@ -1,0 +1,3 @@
+#!/usr/bin/env bash
+set -eu
+printf 'Ines Moreau\n' > lead.txt

@@ -1,0 +1,3 @@
+#!/usr/bin/env bash
+set -eu
+printf '8437\n' > port.txt

@@ -1,0 +1,3 @@
+#!/usr/bin/env bash
+set -eu
+printf 'Hello from ga\n' > greeting.txt

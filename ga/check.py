@@ -1,0 +1,71 @@
+"""--check CMD: the user's definition of done, run when the model gives its final answer.
+
+The command runs as a code_run call would (through the one dispatch path: the command policy, the sandbox, the time
+limits), in the workspace. Exit 0 ends the run done and verified. Otherwise its output goes back to the model as a
+failed step and the run goes on; check failures count in the escalation like any failure, so the same failure again
+moves to stage 2, then to stage 3's question to the human (autonomous: the run pauses).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+
+from ga.errors import AgentStop
+from ga.escalation import Escalation
+from ga.protocols import UI, ToolCall
+from ga.runs.folder import Run
+from ga.tooling.dispatch import Dispatcher
+from ga.tooling.spec import ToolContext, ToolResult, error
+
+TIMEOUT = 600
+"""Seconds the check may take: code_run's own maximum (the run's --max-time still caps it)."""
+FAILED = ("The check `{command}` failed with exit {code}: the task is not done yet. Fix what it reports, then give "
+          "your final answer again.\n{output}")
+_STATUS = re.compile(r"^\[(?:exit code|killed|interrupted)[^\]]*\]\n?")
+
+
+class CheckRefused(AgentStop):
+    """The check could not run at all (refused by the command policy, or by the user): nothing the model can fix."""
+
+    status = "failed"
+    exit_code = 1
+
+
+@dataclass(kw_only=True)
+class Checked:
+    passed: bool
+    message: dict | None = None
+    """For a failed check: the user message the model reads (its output, the escalation's hint)."""
+
+
+def run_check(command: str, *, number: int, dispatcher: Dispatcher, ctx: ToolContext, run: Run, ui: UI,
+              escalation: Escalation) -> Checked:
+    shown = ToolCall(id=f"check_{number}", name="check", arguments={"command": command})
+    call = ToolCall(id=shown.id, name="code_run",
+                    arguments=json.dumps({"script": command, "type": "bash", "timeout": TIMEOUT}))
+    ui.tool_start(shown, {"command": command})
+    result = dispatcher.dispatch([call], ctx)[0]
+    ui.tool_done(shown, result)
+    code = result.details.get("exit_code")
+    passed = not result.is_error
+    run.state["check_result"] = {"command": command, "passed": passed, "exit_code": code}
+    run.append({"type": "check", "command": command, "passed": passed, "exit_code": code,
+                "content": result.content, "details": result.details})
+    if passed:
+        return Checked(passed=True)
+    if code is None and result.details.get("stage") in ("permission", "arguments"):
+        raise CheckRefused(f"The check `{command}` could not run: {result.content}")
+    output = _STATUS.sub("", result.content, count=1).strip() or "(no output)"
+    said = hashlib.sha1(output.encode()).hexdigest()[:12]  # the same failure again is a repeat, another is progress
+    counted = escalation.observe(ToolCall(id=shown.id, name="check", arguments={"command": command, "said": said}),
+                                 error(FAILED.format(command=command, code=_code(result), output=output)))
+    return Checked(passed=False, message={"role": "user", "content": counted.content})
+
+
+def _code(result: ToolResult) -> str:
+    code = result.details.get("exit_code")
+    killed = result.details.get("killed")
+    return f"{code} ({killed})" if killed else str(code)

@@ -1,0 +1,260 @@
+"""`ga` alone on a terminal: a chat over one run, as Claude Code, aider and `llm chat` have.
+
+The first line is the run's task; each next line continues the same run (the model reads it as the user's
+follow-up). The answer is printed, then the prompt comes back. Questions (ask_user, approvals) are asked inline.
+Ctrl-C stops the message under way (calls it had not finished are recorded as stopped by the user, never run
+again at the next line) or clears the line being typed; SIGTERM ends the chat as Ctrl-D does, the run saved.
+Ctrl-D or /exit ends the chat: what the run taught is learned once, and the run stays done and resumable
+(`--continue` or `--resume ID` alone opens the chat again). The tools live as long as the chat: the browser keeps
+its pages and programs started in the background keep running. Limits (--max-turns, --max-tokens, --max-time)
+count per message.
+Line editing and history come from readline; the history is kept in GA_HOME/chat_history (0600).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ga.config import Settings
+from ga.errors import ServerUnreachable
+from ga.protocols import ToolCall, Usage
+from ga.tooling.spec import error
+
+if TYPE_CHECKING:
+    from ga.agent import Agent
+    from ga.cli.terminal import Terminal
+    from ga.outcome import Outcome
+    from ga.runs.folder import Run
+
+PROMPT = "› "
+BANNER = "ga chat: type a task; each next line goes on with the same run. Ctrl-C stops a reply, Ctrl-D ends the chat"
+STOPPED = "stopped by you (Ctrl-C); what was done is kept and your next line goes on from here"
+HISTORY_FILE = "chat_history"
+HISTORY_LINES = 1000
+ENDS = ("/exit", "/quit", "exit", "quit")
+
+
+def wants_chat(args: argparse.Namespace) -> bool:
+    """`ga` (or `ga --continue`, `ga --resume ID`) with no task on a terminal, and nothing that asks for a program's
+    output."""
+    quiet_ways = args.json or args.jsonl or args.detach or args.detached_child or args.autonomous
+    return not args.task and args.answer is None and not quiet_ways and sys.stdin.isatty() and sys.stdout.isatty()
+
+
+class Prompt:
+    """The input line, with readline's editing and history where Python has readline."""
+
+    def __init__(self, home: Path):
+        self.path = home / HISTORY_FILE
+        self.ended = False
+        """Set by SIGTERM: the chat ends at the next prompt, or at once if it waits at one."""
+        try:
+            import readline
+        except ImportError:  # a Python built without it: plain lines
+            self.readline = None
+            return
+        self.readline = readline
+        readline.set_history_length(HISTORY_LINES)
+        try:
+            readline.read_history_file(self.path)
+        except OSError:
+            pass  # none yet
+
+    def read(self) -> str | None:
+        """The next message; None at Ctrl-D or /exit. Ctrl-C drops the line being typed."""
+        while not self.ended:
+            try:
+                line = _ticking(input, PROMPT).strip()
+            except EOFError:
+                print(file=sys.stderr)  # the prompt's line ends before what follows
+                return None
+            except KeyboardInterrupt:
+                print("^C  (Ctrl-D ends the chat)" if not self.ended else "", file=sys.stderr)
+                continue
+            if line in ENDS:
+                return None
+            if line:
+                self._save()
+                return line
+        return None
+
+    def terminate(self, signum: int, frame: object) -> None:
+        """SIGTERM: as Ctrl-C for the message under way (the run is saved), then the chat ends."""
+        self.ended = True
+        raise KeyboardInterrupt
+
+    def _save(self) -> None:
+        """After each line, so a crash loses none; private, as a shell's history (a pasted key may be in it)."""
+        if self.readline is None:
+            return
+        try:
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
+            self.readline.write_history_file(self.path)
+        except OSError:
+            pass  # a history that cannot be kept must not end the chat
+
+
+TICK = 0.2
+"""Seconds between the wake-ups of a read at the prompt (see _ticking)."""
+
+
+def _ticking(read, *args):
+    """`read(*args)` woken every TICK by SIGALRM. Python's readline looks at signals only when its wait for a key is
+    interrupted: a Ctrl-C or a SIGTERM that lands between the prompt being drawn and that wait (or on another
+    thread) would otherwise be heard only at the next key; a wake-up raises it within TICK."""
+    previous = signal.signal(signal.SIGALRM, lambda signum, frame: None)
+    signal.setitimer(signal.ITIMER_REAL, TICK, TICK)
+    try:
+        return read(*args)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def chat(settings: Settings, *, resume: str | None, given: frozenset[str], quiet: bool) -> int:
+    """The chat; its exit code is 0 (the user ended it), or 2 when it cannot start."""
+    from ga.cli.compose import model_settings, notify_end, open_run
+    from ga.cli.next_steps import continue_chat
+    from ga.cli.terminal import Terminal
+    from ga.local.endpoint import ensure_provisioned
+
+    model_settings(settings)
+    settings.check_endpoint()
+    ensure_provisioned(settings)
+    ui, prompt = Terminal(quiet=quiet), Prompt(settings.home)
+    ui.info(BANNER)
+    task = None if resume else prompt.read()
+    if task is None and not resume:
+        return 0  # ended before the first message: no run was made
+    run, settings = open_run(settings, task, resume, set(given))
+    settings.check_endpoint()
+    run.lock()
+    try:
+        outcome = _converse(run, settings, ui, prompt, go=bool(task) or run.state.get("status") != "done",
+                            resumed=bool(resume))
+    except ServerUnreachable:
+        if not resume and not run.state.get("turns"):
+            run.discard()  # the run never started: leave no folder behind to list or resume
+        raise
+    finally:
+        ui.close()
+        run.unlock()
+    if outcome is not None:
+        notify_end(run, outcome)
+    ui.info(f"run {run.id} is {run.state.get('status')}; open it again with: {continue_chat(run.id)}")
+    return 0
+
+
+def _converse(run: Run, settings: Settings, ui: Terminal, prompt: Prompt, *, go: bool,
+              resumed: bool) -> Outcome | None:
+    """Messages until the user ends the chat; then the tools close and what the run taught is learned, once."""
+    from ga.cli.compose import build_agent, learn_from
+    from ga.cli.plan import carry_out
+    from ga.local.endpoint import serving
+    from ga.runs.liveness import Heartbeat
+
+    _prepare(run, settings, resumed=resumed)
+    outcome = None
+    with serving(settings, run.folder / "local-server.log", ui.notice) as served:
+        run.state.setdefault("context", {})["steps"] = served.context_steps or "small"
+        agent = build_agent(run, served, Heartbeat(ui, run.folder), answer=None)
+        agent.keep_open = True  # the browser and background programs last as long as the chat
+        if not go:  # a finished run opened again: its answer, then the prompt
+            ui.answer("done", str(run.state.get("answer", "")))
+        base = dataclasses.replace(served)
+        previous = signal.signal(signal.SIGTERM, prompt.terminate)
+        try:
+            line = None if go else prompt.read()
+            while go or line is not None:
+                try:
+                    outcome = _message(agent, ui, line, base)
+                except KeyboardInterrupt:  # between the agent's steps (its own Ctrl-C is an outcome): the run is saved
+                    ui.close()
+                    ui.notice("interrupted")
+                go, line = False, prompt.read()
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            agent.ctx.close()
+        if outcome is not None:
+            if served.mode == "plan" and outcome.status == "done":
+                ui.info(carry_out())
+            learn_from(ui, run, outcome, served)  # while a --local model serves: learning may need it
+    return outcome
+
+
+def _prepare(run: Run, settings: Settings, *, resumed: bool) -> None:
+    if settings.learn:
+        from sop.library import install_seeds
+
+        install_seeds(settings.home)  # first run of a GA_HOME: the seed SOPs
+    if resumed:  # what an earlier ga on this run left running, if its watchdog died too
+        from tools import sweep_run
+
+        sweep_run(run.id)
+
+
+def _message(agent: Agent, ui: Terminal, text: str | None, base: Settings) -> Outcome:
+    """One message (None: the run as it stands), its answer told, and one line of what it took."""
+    from ga.cli.summary import summary_line
+    from ga.runs.mailbox import clear_outbox, write_outbox
+
+    turns, spent, began = agent.turns, dataclasses.replace(agent.usage), time.monotonic()
+    _limits(agent, base)
+    agent.answer = text
+    clear_outbox(agent.run)
+    outcome = agent.start()  # Ctrl-C in it ends the message, interrupted and saved; the chat goes on
+    if outcome.status == "interrupted":
+        _drop_pending(agent)
+    write_outbox(agent.run, outcome.as_json(), outcome.question)
+    _tell(ui, outcome, agent.run)
+    if not ui.quiet:
+        used = Usage(**{f.name: getattr(agent.usage, f.name) - getattr(spent, f.name)
+                        for f in dataclasses.fields(Usage)})
+        ui.info(summary_line(used, turns=agent.turns - turns, seconds=time.monotonic() - began,
+                             settings=agent.settings))
+    return outcome
+
+
+def _drop_pending(agent: Agent) -> None:
+    """Ctrl-C cancels the turn: the calls it left without a result are recorded as stopped, where a resume would
+    run them (the user's next line is not a go-ahead for what they stopped). A stop is no failed step."""
+    last = next((m for m in reversed(agent.context.messages) if m["role"] == "assistant"), None)
+    for raw in (last or {}).get("tool_calls") or []:
+        if raw["id"] not in agent.results:
+            call = ToolCall(id=raw["id"], name=raw["function"]["name"], arguments=raw["function"]["arguments"])
+            when = ("before it finished; it may or may not have taken effect" if call.id in agent.started else
+                    "before it ran")
+            agent.on_result(call, error(f"The user stopped this {call.name} call (Ctrl-C) {when}. Do not repeat it "
+                                        "unless asked.", stage="interrupted"))  # neutral: no failed step
+    agent.run.state["last_failed"] = ""
+    agent.run.save_state()
+
+
+def _limits(agent: Agent, base: Settings) -> None:
+    """--max-turns, --max-tokens and --max-time count per message, not for the whole chat."""
+    s = agent.settings
+    s.max_turns = base.max_turns + agent.turns if base.max_turns else 0
+    s.max_tokens = base.max_tokens + agent.usage.total if base.max_tokens else 0
+    agent.clock = time.monotonic()
+    agent.ctx.deadline = agent.clock + base.max_time if base.max_time else None
+
+
+def _tell(ui: Terminal, outcome: Outcome, run: Run) -> None:
+    if outcome.status == "done":
+        ui.answer(outcome.status, outcome.answer)
+        if outcome.verified is False:
+            failed = run.state.get("last_failed") or "a tool call"
+            ui.notice(f"not verified: the last step failed ({failed}) and nothing succeeded after it")
+        return
+    ui.close()
+    ui.notice(STOPPED if outcome.status == "interrupted" else f"{outcome.status}: {outcome.answer}")
+    if outcome.status == "paused":
+        ui.notice("your next line answers it")

@@ -1,0 +1,53 @@
+"""python run.py answer RUN_ID "TEXT": answer the question a run paused on; the run continues in the background.
+
+The answer goes into the run's mailbox (RUN_DIR/inbox), so it is never lost: if the run cannot be resumed here (no
+model endpoint in this shell, say), a later `--resume RUN_ID` still finds it. To a run that is running, the text
+is delivered as the human's message at its next turn.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ga.cli.commands import run_folder
+from ga.invocation import invocation
+from ga.runs.detach import DetachFailed, spawn
+from ga.runs.folder import read_state
+from ga.runs.liveness import effective_status
+from ga.runs.mailbox import post
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog=f"{invocation()} answer", description="Answer a paused run; it continues in the "
+                                                                  "background.")
+    p.add_argument("run_id", help="a run id or a unique prefix of one")
+    p.add_argument("text", help='the answer (a number picks that candidate; "-" reads it from stdin)')
+    args = p.parse_args(argv)
+    folder = run_folder(args.run_id)
+    run_id = folder.name
+    text = sys.stdin.read() if args.text == "-" else args.text
+    if not text.strip():
+        print("ga: the answer is empty", file=sys.stderr)
+        return 2
+    status = effective_status(folder, read_state(folder) or {})
+    if status == "running":
+        post(folder, "answer", text)
+        print(f"Delivered to run {run_id}: it reads it at its next turn.")
+        return 0
+    if status != "paused":
+        print(f"ga: run {run_id} is {status}, not waiting for an answer. To continue it with a message: "
+              f'{invocation()} --resume {run_id} --answer "..."', file=sys.stderr)
+        return 1
+    path = post(folder, "answer", text)
+    try:
+        spawn(["--resume", run_id, *(["--jsonl"] if (read_state(folder) or {}).get("jsonl") else [])])
+    except DetachFailed as e:
+        if effective_status(folder, read_state(folder) or {}) == "running":  # someone else resumed it meanwhile
+            print(f"Delivered to run {run_id}: it reads it at its next turn.")
+            return 0
+        print(f"ga: the answer is saved ({path}), but run {run_id} could not resume here:\n{e}\n"
+              f"Resume it with: {invocation()} --resume {run_id}", file=sys.stderr)
+        return e.exit_code
+    print(f"Answered; run {run_id} continues in the background. Follow it with: {invocation()} tail {run_id}")
+    return 0

@@ -1,0 +1,151 @@
+"""python run.py config [--profile NAME] [--json] | config set KEY [VALUE] [--profile NAME] | config unset KEY
+[--profile NAME] | config path: the model endpoint kept in GA_HOME/config.toml (ga/config_file.py).
+
+`config` shows the settings in effect in this shell and where each comes from, the key masked. `set` writes the
+file 0600 and keeps its comments and layout; `set api_key` without a VALUE asks for it without echoing it (or reads
+a line from stdin), so the key stays out of the shell's history.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import os
+import sys
+from pathlib import Path
+
+from ga import config_file
+from ga.config import home_dir
+from ga.errors import ConfigError
+from ga.invocation import invocation
+from ga.tooling.disk import atomic_write, private_folder
+
+ACTIONS = ("show", "set", "unset", "path")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=f"{invocation()} config", description="The model endpoint kept in "
+                                "GA_HOME/config.toml: base_url, model, api_key or api_key_env, and [profiles.NAME] "
+                                "tables chosen with --profile NAME. Environment variables and flags override it.")
+    sub = p.add_subparsers(dest="action", metavar="{show,set,unset,path}", help="what to do (show when left out)")
+    show = sub.add_parser("show", help="the settings in effect and where each comes from (the default)")
+    show.add_argument("--profile", metavar="NAME", help="as a run with --profile NAME would have them")
+    show.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    put = sub.add_parser("set", help="write a setting (the file is created 0600)")
+    put.add_argument("key", choices=config_file.KEYS, help="the setting")
+    put.add_argument("value", nargs="?", help="the value; for api_key, leave it out to type it unseen")
+    put.add_argument("--profile", metavar="NAME", help="in [profiles.NAME] instead of the top level")
+    drop = sub.add_parser("unset", help="remove a setting")
+    drop.add_argument("key", choices=config_file.KEYS, help="the setting")
+    drop.add_argument("--profile", metavar="NAME", help="from [profiles.NAME]")
+    sub.add_parser("path", help="print the file's path")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in (*ACTIONS, "-h", "--help"):
+        argv = ["show", *argv]
+    args = parser().parse_args(argv)
+    home = home_dir()
+    if args.action == "path":
+        print(config_file.path(home))
+        return 0
+    if args.action == "show":
+        return show(home, args.profile or "", as_json=args.json)
+    return change(home, args.key, _value(args) if args.action == "set" else None, args.profile or "")
+
+
+def show(home: Path, profile: str, *, as_json: bool) -> int:
+    file = config_file.path(home)
+    profiles = list(config_file.read(home)["profiles"])
+    found = config_file.resolve(home, os.environ, profile=profile)
+    rows = {"base_url": found.base_url, "model": found.model, "api_key": found.api_key}
+    if as_json:
+        settings = {n: {"value": config_file.masked(s.value) if n == "api_key" else s.value, "source": s.source}
+                    for n, s in rows.items()}
+        print(json.dumps({"file": str(file), "exists": file.exists(), "profiles": profiles,
+                          "profile": profile or None, "settings": settings, "problem": found.missing_key or None}))
+        return 0
+    state = f"profiles: {', '.join(profiles)}" if profiles else "no profiles"
+    print(f"{file} ({state})" if file.exists() else f"{file}: none yet ({invocation()} config set KEY VALUE makes it)")
+    print(f"{'profile':<9} {profile or '-'}")
+    for name, setting in rows.items():
+        value = config_file.masked(setting.value) if name == "api_key" else setting.value
+        print(f"{name:<9} {value or '-':<40} {setting.source}")
+    if found.missing_key:
+        print(f"! {found.missing_key}")
+    return 0
+
+
+def _value(args: argparse.Namespace) -> str:
+    if args.value is not None:
+        value = args.value
+    elif args.key != "api_key":
+        raise ConfigError(f"config set {args.key} needs a value")
+    elif sys.stdin.isatty():
+        value = getpass.getpass("api_key (not shown): ")
+    else:
+        value = sys.stdin.readline().rstrip("\n")
+    value = value.strip()
+    if not value:
+        raise ConfigError(f"{args.key} cannot be empty: to remove it, use config unset {args.key}")
+    if args.key == "base_url" and not value.startswith(("http://", "https://")):
+        raise ConfigError(f"base_url {value!r} is not an http(s) URL, e.g. http://localhost:8080/v1")
+    if args.key == "api_key_env" and not config_file.ENV_NAME.fullmatch(value):
+        raise ConfigError(f"api_key_env names an environment variable (e.g. OPENROUTER_API_KEY), not {value!r}")
+    return value
+
+
+def change(home: Path, key: str, value: str | None, profile: str) -> int:
+    """Set (value) or remove (None) `key` in the top level or [profiles.NAME]; the file stays valid and 0600."""
+    import tomlkit  # only here: reading the file needs only the standard library
+
+    if profile and not config_file.PROFILE.fullmatch(profile):
+        raise ConfigError(f"profile name {profile!r}: use letters, digits, '_' and '-'")
+    file = config_file.path(home)
+    try:
+        document = tomlkit.parse(file.read_text(encoding="utf-8")) if file.exists() else tomlkit.document()
+    except (OSError, UnicodeDecodeError, tomlkit.exceptions.TOMLKitError) as e:
+        raise ConfigError(f"Cannot change {file}: {e}") from None
+    table = _table(document, profile, create=value is not None)
+    where = f"[profiles.{profile}]" if profile else "the top level"
+    note = ""
+    if value is None:
+        if table is None or key not in table:
+            print(f"{key} is not set in {where} of {file}.")
+            return 0
+        del table[key]
+        if profile and not table:
+            del document["profiles"][profile]
+    else:
+        other = {"api_key": "api_key_env", "api_key_env": "api_key"}.get(key)
+        if other and other in table:  # a table keeps one way to the key
+            del table[other]
+            note = f" ({other} removed: a table gives one or the other)"
+        table[key] = value
+    text = tomlkit.dumps(document)
+    config_file.parse(text, file)  # what is written reads back as valid, or nothing is written
+    private_folder(home)
+    atomic_write(file, text)  # a temp file made 0600, renamed over the old one
+    shown = config_file.masked(value or "") if key == "api_key" else value
+    print(f"{'Set' if value is not None else 'Removed'} {key}{f' = {shown}' if value else ''} in {where} of "
+          f"{file}{note}.")
+    return 0
+
+
+def _table(document: object, profile: str, *, create: bool):  # tomlkit's containers
+    import tomlkit
+
+    if not profile:
+        return document
+    profiles = document.get("profiles")  # type: ignore[attr-defined]
+    if profiles is None:
+        if not create:
+            return None
+        profiles = document["profiles"] = tomlkit.table(is_super_table=True)  # type: ignore[index]
+    if profile not in profiles:
+        if not create:
+            return None
+        profiles[profile] = tomlkit.table()
+    return profiles[profile]

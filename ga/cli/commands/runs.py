@@ -1,0 +1,108 @@
+"""python run.py runs [list] [--json] [--status S] [-n N]: the runs in GA_HOME, newest first; `runs show ID`,
+`runs rm ID...` and `runs prune --older-than DURATION` (runs_show.py, runs_rm.py).
+
+A `running` run whose process is gone shows as `crashed`; a live one without progress for a while as `stalled`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from ga.config import load_settings
+from ga.invocation import invocation
+from ga.runs.folder import read_state, run_ids
+from ga.runs.listing import describe
+
+STATUSES = ("done", "failed", "paused", "limit", "interrupted", "running", "crashed", "stalled")
+SHOWN = 20
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=f"{invocation()} runs", description="List runs, newest first. Also: runs show "
+                                "ID (one run in full), runs rm ID... and runs prune --older-than DURATION (delete "
+                                "runs; never a running one); each has its --help.")
+    p.add_argument("--json", action="store_true", help="one JSON array of runs on stdout")
+    p.add_argument("--status", action="append", choices=STATUSES, metavar="S",
+                   help=f"only runs with this status (repeatable): {', '.join(STATUSES)}")
+    p.add_argument("-n", "--limit", type=int, metavar="N",
+                   help=f"the newest N runs (default {SHOWN}, all with --json; 0 = all)")
+    p.add_argument("--stalled-after", type=float, default=15, metavar="MINUTES",
+                   help="a live run without progress this long is stalled (default 15)")
+    return p
+
+
+def collect(runs_dir: Path, statuses: list[str] | None, limit: int, stall_after: float) -> tuple[list[dict], int]:
+    """The newest `limit` runs matching (0: all), and how many runs there are in all."""
+    ids = run_ids(runs_dir)
+    now, rows = time.time(), []
+    for run_id in reversed(ids):
+        if limit and len(rows) >= limit:
+            break
+        state = read_state(runs_dir / run_id)
+        if state is None:
+            if (runs_dir / run_id / "state.json").is_file():  # else not a run folder, or one being made
+                print(f"runs: skipped {run_id}: its state.json is not a readable JSON object", file=sys.stderr)
+            continue
+        try:
+            row = describe(runs_dir / run_id, state, now, stall_after)
+        except (ValueError, TypeError, AttributeError, KeyError) as e:  # a hand-edited or foreign state
+            print(f"runs: skipped {run_id}: its state cannot be read ({type(e).__name__}: {e})", file=sys.stderr)
+            continue
+        wanted = not statuses or row["status"] in statuses or ("stalled" in statuses and row["stalled"])
+        if wanted:
+            rows.append(row)
+    return rows, len(ids)
+
+
+def _age(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return f"{int(seconds)}s"
+
+
+def _tokens(n: int) -> str:
+    return f"{n / 1e6:.1f}M" if n >= 1e6 else f"{n / 1e3:.1f}k" if n >= 1000 else str(n)
+
+
+def table(rows: list[dict], now: float) -> str:
+    width = shutil.get_terminal_size((120, 24)).columns
+    lines = [f"{'ID':<22}  {'STATUS':<13} {'AGE':>4} {'TURNS':>5} {'TOKENS':>7}  TASK"]
+    for r in rows:
+        status = f"stalled {_age(r['idle_s'])}" if r["stalled"] else r["status"]
+        if r["verified"] is not None and not r["stalled"]:
+            status += " ✓" if r["verified"] else " ✗"  # verified by --check, or not: the last step failed
+        head = (f"{r['run_id']:<22}  {status:<13} {_age(max(0, now - float(r['created'] or now))):>4} "
+                f"{r['turns']:>5} {_tokens(r['tokens']):>7}  ")
+        task = " ".join(str(r["task"]).split())
+        room = max(10, width - len(head))
+        lines.append(head + (task if len(task) <= room else task[: room - 1] + "…"))
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    if argv and argv[0] in ("show", "rm", "prune"):
+        from ga.cli.commands import runs_rm, runs_show
+
+        return {"show": runs_show.main, "rm": runs_rm.rm, "prune": runs_rm.prune}[argv[0]](argv[1:])
+    if argv and argv[0] == "list":
+        argv = argv[1:]
+    args = parser().parse_args(argv)
+    runs_dir = load_settings().runs_dir
+    limit = args.limit if args.limit is not None else (0 if args.json else SHOWN)
+    rows, total = collect(runs_dir, args.status, max(0, limit), args.stalled_after * 60)
+    if args.json:
+        print(json.dumps(rows, ensure_ascii=False))
+        return 0
+    if not rows:
+        print(f"No runs{' with that status' if args.status else ''} in {runs_dir}.", file=sys.stderr)
+        return 0
+    print(table(rows, time.time()))
+    if limit and len(rows) == limit and total > limit:
+        print(f"(the newest {limit} of {total} runs; -n 0 lists all)", file=sys.stderr)
+    return 0

@@ -1,0 +1,122 @@
+"""python run.py runs rm ID... | runs prune --older-than DURATION [--status S] [--dry-run]: delete run folders.
+
+A running run is never removed: its lock is taken first (a run in use keeps it), and a run whose process is alive is
+left alone. What was removed is said, one line per run, then the total.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from ga.config import load_settings
+from ga.errors import ConfigError
+from ga.invocation import invocation
+from ga.jobs.job import parse_every
+from ga.runs.folder import read_state, resolve_id, run_ids
+from ga.runs.liveness import effective_status, last_progress
+from ga.tooling.disk import hold_lock
+
+STATUSES = ("done", "failed", "paused", "limit", "interrupted", "crashed")
+"""What a run that is not running may be."""
+
+
+def rm_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=f"{invocation()} runs rm", description="Delete runs (never a running one).")
+    p.add_argument("run_ids", nargs="+", metavar="ID", help="a run id, or a unique prefix of one")
+    return p
+
+
+def prune_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=f"{invocation()} runs prune", description="Delete the runs not active for a while "
+                                "(never a running one).")
+    p.add_argument("--older-than", required=True, metavar="DURATION",
+                   help='last active longer ago than this: "30d", "12h", "90m", or seconds')
+    p.add_argument("--status", action="append", choices=STATUSES, metavar="S",
+                   help=f"only runs with this status (repeatable): {', '.join(STATUSES)}")
+    p.add_argument("--dry-run", action="store_true", help="say what would be removed, remove nothing")
+    return p
+
+
+def _size(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def _human(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.1f} kB" if n >= 1000 else f"{n} bytes"
+
+
+def _line(folder: Path, state: dict, status: str, size: int) -> str:
+    task = " ".join(str(state.get("task", "")).split())
+    return f"{folder.name}  {status:<11} {_human(size):>9}  {task[:60] + ('…' if len(task) > 60 else '')}"
+
+
+def remove(folder: Path, *, dry_run: bool = False) -> tuple[str, int] | str:
+    """Delete one run folder: (its line, bytes freed), or why it stays (a str)."""
+    try:
+        lock = hold_lock(folder / "lock")  # held while deleting: a resume starting now is refused, not half-deleted
+    except BlockingIOError as e:
+        return f"{folder.name} is in use by a ga process (pid {e.args[0]}): stop it first (runs stop {folder.name})"
+    try:
+        state = read_state(folder) or {}
+        status = effective_status(folder, state) if state else "unreadable"
+        if status == "running":
+            return f"{folder.name} is running (pid {state.get('pid')}): stop it first (runs stop {folder.name})"
+        size = _size(folder)
+        if not dry_run:
+            shutil.rmtree(folder)
+        return _line(folder, state, status, size), size
+    finally:
+        os.close(lock)
+
+
+def rm(argv: list[str]) -> int:
+    args = rm_parser().parse_args(argv)
+    runs_dir = load_settings().runs_dir
+    folders = [runs_dir / resolve_id(runs_dir, given) for given in args.run_ids]  # all named well, or none removed
+    kept = _report([(f, remove(f)) for f in dict.fromkeys(folders)], dry_run=False)
+    return 1 if kept else 0  # a run named to be removed is still there
+
+
+def prune(argv: list[str]) -> int:
+    args = prune_parser().parse_args(argv)
+    try:
+        age = parse_every(args.older_than)
+    except ConfigError:
+        raise ConfigError(f"--older-than {args.older_than!r} is not a duration: use e.g. 30d, 12h, 90m or "
+                          "seconds") from None
+    runs_dir, now = load_settings().runs_dir, time.time()
+    chosen = []
+    for run_id in run_ids(runs_dir):
+        folder = runs_dir / run_id
+        state = read_state(folder)
+        if state is None or now - last_progress(folder, state) < age:
+            continue
+        if args.status and effective_status(folder, state) not in args.status:
+            continue
+        chosen.append(folder)
+    if not chosen:
+        print(f"No run in {runs_dir} was last active more than {args.older_than} ago"
+              f"{' with that status' if args.status else ''}: nothing removed.", file=sys.stderr)
+        return 0
+    _report([(f, remove(f, dry_run=args.dry_run)) for f in chosen], dry_run=args.dry_run)
+    return 0  # a run in use is not pruned, by design
+
+
+def _report(done: list[tuple[Path, tuple[str, int] | str]], *, dry_run: bool) -> int:
+    """Says what was (or would be) removed and what was kept; returns how many were kept."""
+    removed = [r for _, r in done if isinstance(r, tuple)]
+    for _, result in done:
+        if isinstance(result, tuple):
+            print(f"{'would remove' if dry_run else 'removed'} {result[0]}")
+        else:
+            print(f"ga: kept {result}", file=sys.stderr)
+    freed = sum(size for _, size in removed)
+    verb = "would remove" if dry_run else "removed"
+    print(f"{verb} {len(removed)} run{'s' if len(removed) != 1 else ''} ({_human(freed)})"
+          + (f"; kept {len(done) - len(removed)} in use" if len(removed) < len(done) else ""), file=sys.stderr)
+    return len(done) - len(removed)

@@ -1,0 +1,272 @@
+"""Command line: ga "task" [options] | ga --resume RUN_ID [--answer TEXT] | ga COMMAND (or python run.py ...).
+
+Subcommands in the style of simonw/llm: a first word that names a command runs it; any other first word
+starts a task; `ga run "TEXT"` always starts a task (even one called "runs").
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import math
+import sys
+from pathlib import Path
+
+import ga
+from ga.cli import logs, piped
+from ga.cli.help_text import ENVIRONMENT, EXIT_CODES
+from ga.config import Settings, load_settings
+from ga.errors import AgentStop, ConfigError
+from ga.invocation import invocation
+from ga.tooling.redact import redact
+
+EXIT_USAGE = 2
+COMMANDS: dict[str, str] = {
+    "runs": "ga.cli.commands.runs",
+    "tail": "ga.cli.commands.tail",
+    "answer": "ga.cli.commands.answer",
+    "stop": "ga.cli.commands.stop",
+    "schedule": "ga.cli.commands.schedule",
+    "config": "ga.cli.commands.config",
+    "bench": "bench.harness.cli",
+    "memory": "memory.cli",
+    "models": "ga.cli.commands.models",
+}
+"""Subcommand name → the module whose main(argv) -> exit code runs it (imported only when used)."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    prog = invocation()
+    p = argparse.ArgumentParser(prog=prog, description=f"ga: a minimal general-purpose LLM agent. `{prog} \"task\"` "
+                                "works on it in the current folder.\n"
+                                f"commands: {', '.join(COMMANDS)} (`{prog} COMMAND --help`);\n"
+                                f"`{prog} run TEXT` always starts a task, even one that names a command.",
+                                epilog=f"{ENVIRONMENT}\n\n{EXIT_CODES}",
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("task", nargs="?", help="what to do (none, on a terminal: a chat over one run; Ctrl-D ends it)")
+    p.add_argument("--version", action="version", version=f"ga {ga.__version__}", help="print ga's version")
+    models = p.add_mutually_exclusive_group()
+    models.add_argument("--model", metavar="NAME", help="model name (default: $GA_MODEL)")
+    models.add_argument("--local", action="store_true",
+                   help="use the embedded local model (= --model local; provisioned into ~/.cache/ga on first use)")
+    p.add_argument("--profile", metavar="NAME", help="the endpoint of [profiles.NAME] in GA_HOME/config.toml "
+                   f"(see: {invocation()} config); a resumed run keeps its own unless given")
+    p.add_argument("--workdir", type=Path, metavar="DIR", help="workspace folder (default: the current folder)")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print one JSON object on stdout instead of the answer")
+    out.add_argument("--jsonl", action="store_true",
+                     help="stream one JSON event per line on stdout (turn, tool_start, tool_end, usage, stage, end)")
+    p.add_argument("--autonomous", action="store_true",
+                   help="never block on a human (implied when stdin is not a terminal)")
+    p.add_argument("--resume", metavar="RUN_ID", help="continue a run that stopped, crashed or was paused "
+                                                      "(a unique prefix of its id will do)")
+    p.add_argument("--continue", "--last", dest="continue_run", action="store_true",
+                   help="resume the newest run of this workspace; a task given with it is a follow-up message")
+    p.add_argument("--answer", metavar="TEXT", help="with --resume: the answer to the question the run paused on")
+    p.add_argument("--detach", action="store_true",
+                   help="run in the background: print the run id and return (follow it with: tail RUN_ID)")
+    p.add_argument("--detached-child", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--check", metavar="CMD",
+                   help="what done means: run CMD in the workspace when the model answers (as code_run would); the "
+                        "run is done only when it exits 0, otherwise its output goes back to the model (= GA_CHECK)")
+    p.add_argument("--max-turns", type=int, metavar="N", help="model requests per run (default 100, 0 = no limit)")
+    p.add_argument("--max-tokens", type=int, metavar="N", help="prompt+completion tokens per run (0 = no limit)")
+    p.add_argument("--max-time", type=float, metavar="SECONDS", help="seconds per invocation (0 = no limit)")
+    modes = p.add_mutually_exclusive_group()
+    modes.add_argument("--plan", action="store_true", help="only read-only tools run (= --mode plan)")
+    modes.add_argument("--confirm", action="store_true", help="ask before every change (= --mode confirm)")
+    modes.add_argument("--mode", choices=("default", "plan", "confirm"),
+                       help="permission mode; a resumed run keeps its own unless given")
+    p.add_argument("--allow-path", action="append", type=Path, default=[], metavar="DIR",
+                   help="let the file tools reach DIR too (repeatable)")
+    boxes = p.add_mutually_exclusive_group()
+    boxes.add_argument("--sandbox", action="store_true",
+                       help="run code_run inside bubblewrap (the default when it works)")
+    boxes.add_argument("--no-sandbox", action="store_true", help="run code_run without the sandbox")
+    p.add_argument("--headed", action="store_true", help="show the browser window")
+    p.add_argument("--no-browser-profile", action="store_true", help="fresh browser profile, nothing kept")
+    p.add_argument("--no-stream", action="store_true", help="do not stream replies")
+    p.add_argument("--no-learn", action="store_true", help="write no memory: no distillation, ledger or archive "
+                   "(= GA_LEARN=0)")
+    p.add_argument("-q", "--quiet", action="store_true", help="print only the answer (and errors)")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="also show ga's own decisions: escalation, compaction, the SOPs listed and why, permissions")
+    return p
+
+
+def settings_from(args: argparse.Namespace, remembered: dict | None = None) -> Settings:
+    """`remembered`: the endpoint a resumed run started with ({"base_url", "profile"}, never a key)."""
+    for flag in ("max_turns", "max_tokens", "max_time"):
+        value = getattr(args, flag)
+        if value is not None and not 0 <= value < math.inf:  # NaN fails both
+            raise ConfigError(f"--{flag.replace('_', '-')} must be a number, 0 (no limit) or more")
+    why = ("--autonomous" if args.autonomous else "--jsonl" if args.jsonl else "a background run" if args.detached_child
+           else "" if sys.stdin.isatty() else f"stdin is {piped.kind() or 'not a terminal'}")
+    return load_settings(
+        model="local" if args.local else args.model, workdir=args.workdir, json=args.json, autonomous=bool(why),
+        autonomous_why=why, profile=args.profile or (remembered or {}).get("profile") or None,
+        remembered_url=(remembered or {}).get("base_url", ""),
+        max_turns=args.max_turns, max_tokens=args.max_tokens, max_time=args.max_time,
+        mode="plan" if args.plan else "confirm" if args.confirm else args.mode or "default",
+        allow_paths=[p.expanduser().resolve() for p in args.allow_path],
+        sandbox=True if args.sandbox else False if args.no_sandbox else None,
+        headed=args.headed or None, browser_profile=False if args.no_browser_profile else None,
+        stream=False if args.no_stream else None, learn=False if args.no_learn else None, check=args.check,
+    )
+
+
+def choose_sandbox(settings: Settings, args: argparse.Namespace) -> None:
+    """--sandbox holds or the run is refused; every new run is sandboxed when bubblewrap works, on a terminal too
+    (--no-sandbox opts out; a resumed run keeps its own choice)."""
+    from tools import sandbox_problem
+
+    if args.sandbox:
+        if reason := sandbox_problem():
+            raise ConfigError(f"--sandbox cannot hold on this host: {reason}. Fix that, or run with --no-sandbox.")
+        settings.sandbox_why = "--sandbox"
+    elif args.no_sandbox:
+        settings.sandbox_why = "--no-sandbox"
+    elif args.resume:
+        settings.sandbox_why = "as the run started"
+    else:
+        reason = sandbox_problem()
+        settings.sandbox, settings.sandbox_why = not reason, reason or "the default"
+        if reason:
+            print(f"ga: code_run runs without a sandbox: {reason}; --no-sandbox silences this.", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line; Ctrl-C outside a run's loop (which saves the run itself) and a reader that went away
+    (`ga runs | head -1`) end it without a traceback."""
+    try:
+        code = dispatch(argv)
+        sys.stdout.flush()  # here, not at exit: a buffered listing meets a closed pipe now, where it is handled
+        return code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        from ga.cli.pipes import EXIT_PIPE, reader_gone
+
+        reader_gone(sys.stdout)
+        reader_gone(sys.stderr)
+        return EXIT_PIPE
+
+
+def dispatch(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in COMMANDS:
+        try:
+            return importlib.import_module(COMMANDS[argv[0]]).main(argv[1:])
+        except ConfigError as e:  # a command's bad input (no such run, a bad job file): one message, exit 2
+            print(redact(f"ga: {e}"), file=sys.stderr)
+            return EXIT_USAGE
+    if argv and argv[0] == "run":
+        argv = argv[1:]
+    return run_command(argv)
+
+
+def run_command(argv: list[str]) -> int:
+    """Start or resume a task."""
+    parser = build_parser()
+    args = parser.parse_args(argv)  # unknown flags: argparse prints usage and exits 2
+    logs.configure(args.verbose)
+    piped.adopt(args)  # `… | ga`: the task comes on stdin
+    from ga.cli.chat import wants_chat
+
+    chat_wanted = wants_chat(args)  # `ga` alone on a terminal
+    _check_combinations(parser, args, chat=chat_wanted)
+    try:
+        settings = settings_from(args)
+        if args.detach:
+            return detach_run(argv, args)
+        if args.continue_run:
+            _continue(args, settings)
+        if args.resume:  # from a new shell too: the run's own profile and endpoint, the key from this shell
+            settings = settings_from(args, _remembered(settings, args.resume))
+        intake = piped.take(args)
+        from ga.cli.compose import run_task  # the heavy imports wait until the flags are known good
+        from tools import hide_own_environment
+
+        hide_own_environment()  # before any child exists: /proc/<ga>/environ no longer shows the key
+
+        choose_sandbox(settings, args)
+        given = frozenset(k for k, flag in (("workdir", args.workdir), ("model", args.model or args.local),
+                                            ("sandbox", args.sandbox or args.no_sandbox),
+                                            ("mode", args.plan or args.confirm or args.mode),
+                                            ("allow_paths", args.allow_path), ("learn", args.no_learn),
+                                            ("check", args.check), ("model", args.profile)) if flag)
+        if chat_wanted:
+            from ga.cli.chat import chat
+
+            return chat(settings, resume=args.resume, given=given, quiet=args.quiet)
+        outcome = run_task(settings, task=args.task, resume=args.resume, answer=args.answer, quiet=args.quiet,
+                           given=given, jsonl=args.jsonl, detached=args.detached_child, piped=intake)
+    except (ConfigError, AgentStop) as e:  # AgentStop here: a failure before the loop started
+        print(redact(f"ga: {e}"), file=sys.stderr)
+        code = e.exit_code if isinstance(e, AgentStop) else EXIT_USAGE
+        if args.json or args.jsonl:  # a harness reading stdout still gets the documented object
+            result = _empty_result(args.resume, "error", redact(str(e)))
+            print(json.dumps({"type": "end", **result, "exit_code": code} if args.jsonl else result))
+        return code
+    return outcome.exit_code
+
+
+def _check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace, *, chat: bool = False) -> None:
+    if args.resume and args.continue_run:
+        parser.error("give either --resume RUN_ID or --continue, not both")
+    if args.answer is not None and not (args.resume or args.continue_run):
+        parser.error("--answer goes with --resume RUN_ID (or --continue)")
+    if args.continue_run and args.task and args.answer is not None:
+        parser.error("with --continue, give a follow-up task or --answer, not both")
+    if not args.task and not args.resume and not args.continue_run and not chat:
+        parser.error("give a task, or --resume RUN_ID, or --continue (or nothing, on a terminal: a chat)")
+    if args.task and args.resume:
+        parser.error("give either a task or --resume RUN_ID, not both")
+    if args.check is not None and not args.check.strip():
+        parser.error("--check needs a command (e.g. --check 'python -m pytest -q')")
+    if args.check and (args.plan or args.mode == "plan"):
+        parser.error("--check verifies changes, and plan mode makes none: use one or the other")
+
+
+def _continue(args: argparse.Namespace, settings: Settings) -> None:
+    """--continue / --last: the newest run of this workspace; a task given with it is the follow-up message."""
+    from ga.runs.folder import newest_run
+
+    args.resume = newest_run(settings.runs_dir, settings.workdir)
+    if args.resume is None:
+        raise ConfigError(f"No run in this workspace ({settings.workdir}) to continue: start one with a task.")
+    if args.task:
+        args.answer, args.task = args.task, None
+
+
+def _remembered(settings: Settings, resume: str) -> dict:
+    from ga.runs.folder import Run
+
+    try:
+        return Run.open(settings.runs_dir, resume).state.get("endpoint") or {}
+    except ConfigError:  # no such run: run_task says so
+        return {}
+
+
+def _empty_result(run_id: str | None, status: str, answer: str) -> dict:
+    usage = {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0, "cached_tokens": 0}
+    return {"run_id": run_id, "status": status, "answer": answer, "verified": None, "usage": usage, "tool_calls": 0,
+            "model_settings": None}
+
+
+def detach_run(argv: list[str], args: argparse.Namespace) -> int:
+    """--detach: the same command in the background; prints the run id (or --json's object) and returns."""
+    from ga.runs.detach import DetachFailed, spawn
+
+    given = piped.read_all() if piped.kind() else None  # the child reads it as this process would have
+    try:  # what the child says before its run exists (an error, --local's provisioning) shows as it comes
+        run_id, _ = spawn([a for a in argv if a != "--detach"], echo=sys.stderr, timeout=None, stdin=given)
+    except DetachFailed as e:
+        if not e.shown:
+            print(f"ga: {e}", file=sys.stderr)
+        return e.exit_code
+    print(json.dumps(_empty_result(run_id, "running", "")) if args.json else run_id, flush=True)
+    if not args.json:
+        print(f"follow it with: {invocation()} tail {run_id}", file=sys.stderr)
+    return 0

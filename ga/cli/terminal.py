@@ -1,0 +1,311 @@
+"""The terminal: progress on stderr, the final answer on stdout, questions and approvals when a human is there.
+
+On a terminal, what is under way (the model's reply, running tools) is shown at the bottom with a spinner and the
+elapsed time, and erased when done; everything else is printed once, as whole lines. Anywhere else (pipes, CI
+logs, --json) stderr gets plain lines only: no spinner frames, no cursor movement, no colour.
+
+Whatever the model or a tool said is filtered by ga.tooling.screen.clean and printed as rich Text, never as markup.
+A reply's text is shown once: as progress when tools follow it, as the answer when it is the final one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from typing import TextIO
+
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.live import Live
+from rich.text import Text
+
+from ga.cli.pipes import reader_gone
+from ga.cli.questions import approve_prompt, ask_prompt, preview
+from ga.protocols import ToolCall, Usage
+from ga.tooling import screen
+from ga.tooling.arguments import summarize
+from ga.tooling.redact import redact
+from ga.tooling.spec import ToolResult
+
+log = logging.getLogger(__name__)
+
+FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+STAGES = {0: "escalation over: {why}",
+          2: "escalation stage 2 ({why}): the model is told to stop retrying and change its approach",
+          3: "escalation stage 3 ({why}): asking the human for help"}
+ERROR_LINE_CHARS = 200
+
+
+def call_line(call: ToolCall, args: dict | None = None, limit: int = 70) -> Text:
+    """`name key=value …`, cleaned: a name like `oops[/]` is shown as written."""
+    line = Text(screen.one_line(call.name, 60), style="bold")
+    summary = screen.one_line(summarize(args or call.arguments, limit), limit)
+    return line.append(f" {summary}" if summary else "", style="")
+
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:  # rich's own exits: lost progress lines (`2>&1 | head -1`) must not end a run
+        self.quiet = True
+        reader_gone(self.file)
+
+
+class _Running:
+    def __init__(self, line: Text):
+        self.line = line
+        self.started = time.monotonic()
+        self.header = False
+        """Its line was printed above its output (a tool with output gets its line before that output)."""
+        self.partial = ""
+        """Output after the last newline: shown under the spinner on a terminal, printed when complete."""
+
+
+class _Board:
+    """The live region: the tail of the reply being streamed, then a spinner line per thing under way."""
+
+    def __init__(self, terminal: Terminal):
+        self.t = terminal
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        t, now = self.t, time.monotonic()
+        frame = FRAMES[int(now * 10) % len(FRAMES)]
+        rows: list[Text] = []
+        for running in list(t.running.values()):
+            took = Text(f" · {now - running.started:.0f}s", style="dim")
+            rows.append(Text.assemble((frame, "cyan"), " ", running.line, took, no_wrap=True, overflow="ellipsis"))
+            if running.partial:
+                rows.append(Text(f"  {running.partial}", style="dim", no_wrap=True, overflow="ellipsis"))
+        if t.waiting is not None and not t.running:
+            label = "writing" if t.reply else "waiting for the model"
+            rows.append(Text.assemble((frame, "cyan"), f" {label} · {now - t.waiting:.0f}s", style="dim"))
+        room = max(1, options.size.height - len(rows) - 2)
+        if t.reply and not t.quiet:
+            lines = Text(t.reply.rstrip("\n"), style="dim").wrap(console, options.max_width)
+            yield from list(lines)[-room:]
+        yield from rows
+
+
+class Terminal:
+    """Everything ga shows goes through these methods: text, turn, tool_start, live, tool_done, usage, notice, info,
+    log_line, retry, ask, approve, answer, close. Quiet (-q): only the answer, errors and what asks the human."""
+
+    def __init__(self, *, quiet: bool = False, err: TextIO | None = None, out: TextIO | None = None):
+        self.err = _Console(file=err or sys.stderr, highlight=False, soft_wrap=True, markup=False, emoji=False)
+        self.out = out or sys.stdout
+        self.quiet = quiet
+        self.fancy = self.err.is_terminal and not self.err.is_dumb_terminal
+        """A real terminal on stderr: spinners allowed. Otherwise only whole plain lines."""
+        self.running: dict[str, _Running] = {}
+        self.waiting: float | None = None
+        """When the current model request started (None: no request under way)."""
+        self.reply = ""
+        """The current reply's text, not shown for good yet (it may turn out to be the final answer)."""
+        self._clean = screen.CleanStream()
+        self._usage: Usage | None = None
+        self._lock = threading.RLock()
+        self._live: Live | None = None
+        self._approved = ""
+        """The change the human just approved: its diff is not shown a second time when the tool is done."""
+
+    # the model's reply
+
+    def turn(self, number: int) -> None:
+        """A model request starts."""
+        with self._lock:
+            self._commit()
+            self.waiting = time.monotonic()
+            self._refresh()
+
+    def text(self, chunk: str) -> None:
+        """Reply text as it arrives."""
+        with self._lock:
+            self.reply += self._clean.feed(chunk)
+            self._refresh()
+
+    def retry(self, text: str) -> None:
+        """The request is sent again: the text streamed so far comes again, so it is dropped."""
+        with self._lock:
+            self.reply, self._clean = "", screen.CleanStream()
+            self.notice(text)
+
+    def usage(self, usage: Usage) -> None:
+        """A reply is complete; its token line is shown after its text."""
+        with self._lock:
+            self.reply += self._clean.flush()
+            self.waiting, self._usage = None, usage
+            self._refresh()
+
+    def _commit(self) -> None:
+        """The pending reply text (it was not the final answer) and its token line, for good."""
+        text, self.reply = self.reply.strip("\n"), ""
+        if text and not self.quiet:
+            self._print(Text(text, style="dim"))
+        if self._usage is not None and not self.quiet:
+            u, self._usage = self._usage, None
+            cached = f" ({u.cached_tokens:,} cached)" if u.cached_tokens else ""
+            self._print(Text(f"· turn {u.requests} · {u.prompt_tokens:,} in{cached} / {u.completion_tokens:,} out "
+                             "tokens", style="dim"))
+
+    # tools
+
+    def tool_start(self, call: ToolCall, args: dict | None = None) -> None:
+        with self._lock:
+            self._commit()
+            running = self.running[call.id] = _Running(call_line(call, args))
+            if not self.fancy and not self.quiet:
+                self._print(Text.assemble(("→ ", "cyan"), running.line))
+                running.header = True
+            self._refresh()
+
+    def live(self, text: str) -> None:
+        """A running tool's output, as it arrives (already cleaned by the runner; cleaned again, it is the same)."""
+        with self._lock:
+            running = next(reversed(self.running.values()), None) if self.running else None
+            if self.quiet:
+                return
+            if running is None:
+                self._print(Text(screen.clean(text).rstrip("\n"), style="dim"))
+                return
+            if not running.header:
+                self._print(Text.assemble(("▸ ", "cyan"), running.line))
+                running.header = True
+            lines = (running.partial + screen.clean(text)).split("\n")
+            running.partial = lines.pop()
+            if lines:
+                self._print(Text("\n".join(lines), style="dim"))
+            self._refresh()
+
+    def tool_done(self, call: ToolCall, result: ToolResult) -> None:
+        with self._lock:
+            self._commit()
+            running = self.running.pop(call.id, None) or _Running(call_line(call))
+            if self.quiet:
+                self._refresh()
+                return
+            if running.partial:
+                self._print(Text(running.partial, style="dim"))
+            mark = Text("✗", style="red") if result.is_error else Text("✓", style="green")
+            took = Text(f" {result.details.get('elapsed', 0):.2f}s", style="dim")
+            line = running.line if not running.header or not self.fancy else Text(running.line.plain.split(" ")[0],
+                                                                                style="bold")
+            edited = Text(" (your edit)", style="yellow") if result.details.get("edited") else ""
+            self._print(Text.assemble(mark, " ", line, edited, took))
+            if result.is_error and result.content:
+                self._print(Text(f"  {screen.one_line(result.said(), ERROR_LINE_CHARS)}", style="red"))
+            if result.details.get("diff") and not self.quiet and result.details["diff"] != self._approved:
+                self._print(preview(result.details["diff"]))
+            self._refresh()
+
+    # lines
+
+    def notice(self, text: str, *, error: bool = False) -> None:
+        """A line of progress; `error`: what went wrong with the run (its end, an unverified answer), even if quiet."""
+        with self._lock:
+            if self.waiting is None:  # a finished reply's text comes before what is said about it
+                self._commit()
+            if error or not self.quiet:
+                self._print(Text.assemble(("! ", "yellow"), screen.clean(redact(text))))
+
+    def info(self, text: str) -> None:
+        """A line about the run itself (its id, model, workspace)."""
+        with self._lock:
+            if not self.quiet:
+                self._print(Text(screen.clean(redact(text)), style="dim"))
+
+    def log_line(self, text: str) -> None:
+        """A log record (a warning; with -v, one of ga's decisions), above the live region."""
+        with self._lock:
+            self._print(Text(screen.clean(redact(text)), style="dim"))
+
+    def started(self, *, run_id: str, task: str, model: str, workdir: str, mode: str, resumed: bool,
+                model_settings: str = "default", check: str = "", autonomous: str = "", sandbox: bool = False,
+                sandbox_why: str = "") -> None:
+        state = ("sandbox on" if sandbox else "sandbox off") + (f" ({sandbox_why})" if sandbox_why else "")
+        extra = "".join([f" · {model_settings}-model settings" if model_settings != "default" else "",
+                         f" · check: {check}" if check else "", f" · autonomous ({autonomous})" if autonomous else "",
+                         f" · {state}"])
+        self.info(f"run {run_id} · {model} · {workdir} · {mode} mode{extra}")
+
+    def stage(self, stage: int, why: str, previous: int) -> None:
+        """Stages 2 and 3, and their end: an ordinary failure (`ls missing`) and its fix are already on the tool's
+        own line."""
+        if stage >= 2 or (stage == 0 and previous >= 2):
+            self.notice(STAGES[stage].format(why=why))
+        else:
+            log.info("escalation stage %d → %d: %s", previous, stage, why)
+
+    # the human
+
+    def ask(self, question: str, candidates: list[str]) -> str:
+        with self._lock, self._paused():
+            self._commit()
+            return ask_prompt(self.err, question, candidates)
+
+    def approve(self, title: str, text: str, editable: str | None = None, remember: str = "") -> tuple[str, str]:
+        """Show a change and ask: ("approve", "" or the scope `remember` offers), ("reject", the reason given, maybe
+        ""), or ("edit", new text of `editable`, which defaults to `text`)."""
+        with self._lock, self._paused():
+            self._commit()
+            decision, given = approve_prompt(self.err, title, text, text if editable is None else editable, remember)
+            self._approved = text if decision == "approve" else ""
+            return decision, given
+
+    # the end
+
+    def answer(self, status: str, text: str) -> None:
+        """The final answer, once: on stdout, rendered when stdout is a terminal (its streamed text is not repeated)."""
+        text = redact(text)
+        with self._lock:
+            self.reply = ""  # the streamed preview of this very answer
+            self._commit()
+            self.close()
+            try:
+                if self.out.isatty():
+                    from rich.markdown import Markdown  # markdown-it and pygments: only for an answer on a terminal
+
+                    Console(file=self.out, highlight=False, emoji=False).print(Markdown(screen.clean(text)))
+                else:
+                    self.out.write(text + ("\n" if not text.endswith("\n") else ""))
+                    self.out.flush()
+            except BrokenPipeError:  # `ga … | head -1`: the reader has what it wanted; the run is over anyway
+                reader_gone(self.out)
+
+    def close(self) -> None:
+        """Stop the live region; what was pending is printed."""
+        with self._lock:
+            self.running.clear()
+            self.waiting = None
+            self._commit()
+            self._stop()
+
+    # machinery
+
+    def _print(self, text: Text) -> None:
+        self.err.print(text)
+
+    def _refresh(self) -> None:
+        if not self.fancy or self.quiet:
+            return
+        busy = self.running or self.waiting is not None or (self.reply and not self.quiet)
+        if busy and self._live is None:
+            self._live = Live(_Board(self), console=self.err, refresh_per_second=10, transient=True,
+                              redirect_stdout=False, redirect_stderr=False)
+            self._live.start(refresh=True)
+        elif not busy:
+            self._stop()
+
+    def _stop(self) -> None:
+        if self._live is not None:
+            live, self._live = self._live, None
+            live.stop()
+
+    @contextlib.contextmanager
+    def _paused(self) -> Iterator[None]:
+        """The live region goes away while the human reads and types (and while an editor owns the screen)."""
+        self._stop()
+        try:
+            yield
+        finally:
+            self._refresh()

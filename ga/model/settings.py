@@ -1,0 +1,77 @@
+"""Per-model behaviour: the crutches a small model needs, on for the models an entry of models.toml names (and for
+--local), off for every other model, so a capable model's ordinary reply goes through untouched."""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+from ga.errors import ConfigError
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+ENTRIES = Path(__file__).with_name("models.toml")
+FORCE_ENV = "GA_MODEL_SETTINGS"
+
+
+@dataclass(kw_only=True, frozen=True)
+class ModelSettings:
+    name: str = "default"
+    """The entry that applies ("default": none does)."""
+    doubt_answers: bool = False
+    """A reply without a tool call that does not read as an answer (a null value, a step announced but not taken,
+    a request for the task it was given, ga's own instructions echoed, one word after a failure) is doubted once
+    before it ends the run. A small model writes such replies; a capable model's "Let me know if..." is an answer."""
+    drop_echoed_arguments: bool = False
+    """An optional argument whose value copies six or more words of the schema's own prose is dropped (a small model
+    sent file_read's keyword description as the keyword)."""
+    loop_chars: int = 16_000
+    loop_repeats: int = 32
+    """A reply whose text or arguments end in one block repeated this many times over this many characters is
+    stopped mid-stream. For everyone, at sizes a data file does not reach; a small model loops far sooner."""
+    numbers_loop: bool = False
+    """A block repeated with only its numbers changing is a loop too (at twice the sizes above). Off by default: 60
+    records that differ by their numbers are a data file."""
+    call_repeats: int = 0
+    """A reply whose tool calls end in one run of calls made this many times over is stopped (0: never)."""
+    min_read_lines: int = 0
+    """A file_read `count` below this is refused with a hint to ask for more (0: any count). A small model paged a
+    675-line README three lines a turn, taking the 3 of "three bullet points" for a count."""
+
+    @property
+    def small(self) -> bool:
+        return self.name != "default"
+
+
+@functools.cache
+def _entries() -> dict[str, dict]:
+    with ENTRIES.open("rb") as f:
+        return tomllib.load(f)
+
+
+def settings_for(model: str, *, local: bool = False, force: str | None = None) -> ModelSettings:
+    """The settings of `model`: the forced entry (GA_MODEL_SETTINGS), else the first entry naming it, else none."""
+    entries = _entries()
+    if force:
+        if force == "default":
+            return ModelSettings()
+        if force not in entries:
+            raise ConfigError(f"{FORCE_ENV}={force!r}: no such entry in {ENTRIES.name} (entries: default, "
+                              f"{', '.join(entries)})")
+        return _settings(force, entries[force])
+    lowered = model.lower()
+    for name, entry in entries.items():
+        if (local and entry.get("local")) or any(fnmatch.fnmatchcase(lowered, g) for g in entry.get("match", ())):
+            return _settings(name, entry)
+    return ModelSettings()
+
+
+def _settings(name: str, entry: dict) -> ModelSettings:
+    known = {f.name for f in dataclasses.fields(ModelSettings)} - {"name"}
+    return ModelSettings(name=name, **{k: v for k, v in entry.items() if k in known})

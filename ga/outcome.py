@@ -1,0 +1,34 @@
+"""How a run ends: Done (the model answered and nothing says otherwise) and the Outcome every caller reads."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from ga.errors import AgentStop
+from ga.protocols import Usage
+
+
+class Done(AgentStop):
+    status = "done"
+    exit_code = 0
+
+
+@dataclass(kw_only=True)
+class Outcome:
+    run_id: str
+    status: str
+    exit_code: int
+    answer: str = ""
+    usage: Usage = field(default_factory=Usage)
+    tool_calls: int = 0
+    question: dict | None = None
+    """A paused run's question: {"question", "candidates"} (the outbox and the notification carry it)."""
+    verified: bool | None = None
+    """True: the --check passed. False: the check failed or never passed, or the last tool call failed and nothing
+    succeeded after it. None: no check, and nothing failed at the end."""
+    model_settings: str = "default"
+    """Which per-model settings applied (ga/model/settings.py): "default", or e.g. "small"."""
+
+    def as_json(self) -> dict:
+        return {"run_id": self.run_id, "status": self.status, "answer": self.answer, "verified": self.verified,
+                "usage": asdict(self.usage), "tool_calls": self.tool_calls, "model_settings": self.model_settings}

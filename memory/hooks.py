@@ -1,0 +1,26 @@
+"""Memory as one run sees it: the Memory seam (ga/protocols.py) over this package, built by the CLI for each run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ga.config import Settings
+from ga.protocols import ToolOutcome
+from memory import index, learn, rules
+
+
+class RunMemory:
+    def __init__(self, settings: Settings, *, run_id: str, run_dir: Path):
+        self.settings, self.run_id, self.run_dir = settings, run_id, run_dir
+
+    def system_section(self) -> str:
+        return index.system_section(self.settings.home, self.settings.skills_path)
+
+    def task_listing(self, task: str) -> str:
+        return index.task_listing(self.settings.home, task, self.settings.skills_path)
+
+    def observe(self, tool: str, result: ToolOutcome, state: dict) -> None:
+        learn.observe(tool, result, state, settings=self.settings, run_id=self.run_id, run_dir=self.run_dir)
+
+    def briefing(self, task: str) -> str:
+        return rules.briefing(self.settings.home, task, self.settings.skills_path)

@@ -1,0 +1,67 @@
+"""Task families: rounds run in order, in one HOME and GA_HOME per agent and trial; round 1 starts cold; the report
+compares cold and warm."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from tests.bench.harness.conftest import ROOT, SUITE, agent_config, bench, kill_tree, rows
+
+
+def test_rounds_share_home_and_ga_home_and_round_one_is_cold(tmp_path):
+    # the agent counts the rounds it has seen, in GA_HOME and in HOME, and leaves the counts in the workspace
+    counter = agent_config(tmp_path, "counter", ["bash", "-c", "echo x >> $$GA_HOME/seen; echo x >> $$HOME/seen; "
+                                                               "wc -l < $$GA_HOME/seen > ga_home.txt; "
+                                                               "wc -l < $$HOME/seen > home.txt"])
+    out = tmp_path / "out"
+    args = ("--agents", f"oracle,{counter}", "--tasks", "release-notes*", "--trials", "2", "--out", out,
+            "--upstream", "http://127.0.0.1:9/v1", "--model", "m")
+    assert bench(SUITE, *args) == 0
+
+    def counts(trial: int) -> list[tuple[str, str]]:
+        folder = out / "trials" / "counter"
+        return [((folder / f"release-notes-r{r}" / str(trial) / "workspace" / "ga_home.txt").read_text().strip(),
+                 (folder / f"release-notes-r{r}" / str(trial) / "workspace" / "home.txt").read_text().strip())
+                for r in (1, 2, 3)]
+
+    assert counts(1) == counts(2) == [("1", "1"), ("2", "2"), ("3", "3")]  # each trial's family starts cold
+    found = rows(out)
+    assert len(found) == 12 and {r["family"] for r in found} == {"release-notes"}
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["cold_warm"]["release-notes"]["oracle"]["cold"]["rate"] == 1.0
+    assert (out / "charts" / "cold_vs_warm.png").is_file()
+    assert "cold success" in (out / "report.html").read_text()
+
+
+def test_an_interrupted_round_runs_again_from_the_state_before_it(tmp_path):
+    flag = tmp_path / "hang-once"
+    flag.touch()
+    # the first time round 3 runs (the counter reads 3), the agent hangs and the harness is interrupted
+    counter = agent_config(tmp_path, "counter", ["bash", "-c", "echo x >> $$GA_HOME/seen; "
+                                                               "wc -l < $$GA_HOME/seen > ga_home.txt; "
+                                                               f"if [ $$(cat ga_home.txt) = 3 ] && [ -f {flag} ]; "
+                                                               f"then rm {flag}; sleep 300; fi"])
+    out = tmp_path / "out"
+    args = [sys.executable, str(ROOT / "run.py"), "bench", str(SUITE), "--agents", str(counter), "--tasks",
+            "release-notes*", "--out", str(out), "--upstream", "http://127.0.0.1:9/v1", "--model", "m", "--no-report"]
+    harness = subprocess.Popen(args, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while flag.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.5)
+        os.killpg(harness.pid, signal.SIGINT)  # Ctrl-C
+        assert harness.wait(timeout=30) == 130
+    finally:
+        kill_tree(harness, out)
+    assert b"run the same command to resume" in harness.stderr.read()
+    assert len(rows(out)) == 2  # rounds 1 and 2
+    assert subprocess.run(args, capture_output=True, timeout=120, check=False).returncode == 0
+    round3 = out / "trials" / "counter" / "release-notes-r3" / "1" / "workspace" / "ga_home.txt"
+    assert round3.read_text().strip() == "3"  # not 4: the interrupted attempt left nothing behind
+    assert len(rows(out)) == 3

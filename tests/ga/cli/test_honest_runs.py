@@ -1,0 +1,203 @@
+"""Honest runs through the real CLI: what a capable model does goes through untouched by default, the end state says
+what happened (`verified`), --check says what done means, and a reasoning model's thinking stays apart."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+
+from ga.testing.script import ScriptedServer, tool_call
+from tests.ga.cli.test_cli import events, ga, only_run
+
+
+@pytest.fixture
+def home(tmp_path):
+    return tmp_path / "home"
+
+
+def bash(script: str) -> dict:
+    return {"tool_calls": [tool_call("code_run", script=script, type="bash")]}
+
+
+def last_user(request: dict) -> str:
+    return next(m["content"] for m in reversed(request["messages"]) if m["role"] in ("user", "tool"))
+
+
+def test_distinct_greps_that_find_nothing_never_pause_the_run(home, workspace):
+    (workspace / "app.log").write_text("all quiet\n")
+    greps = [bash(f"grep -n 'ERROR-{i}' app.log") for i in range(7)]
+    with ScriptedServer([*greps, {"content": "No error of those kinds is in app.log."}]) as server:
+        proc = ga(["find the errors", "--json"], server, home, workspace)
+        server.assert_complete()
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["status"] == "done" and not events(only_run(home), "stage")
+    assert all("Escalation" not in last_user(r) for r in server.requests)
+
+
+def test_the_same_command_failing_the_same_way_still_escalates(home, workspace):
+    (workspace / "app.log").write_text("all quiet\n")
+    same = bash("grep -n ERROR app.log")
+    with ScriptedServer([same, same, same]) as server:
+        proc = ga(["find the errors", "--json"], server, home, workspace)
+        server.assert_complete()
+    assert proc.returncode == 3 and json.loads(proc.stdout)["status"] == "paused", proc.stderr
+    assert "code_run repeated with the same arguments after it failed" in last_user(server.requests[2])
+    assert [e["stage"] for e in events(only_run(home), "stage")] == [2, 3]
+
+
+def test_a_path_outside_the_workspace_is_refused_never_written_onto_a_workspace_file(home, workspace):
+    (workspace / "etc" / "myapp").mkdir(parents=True)
+    (workspace / "etc" / "myapp" / "app.conf").write_text("template = true\n")
+    stray = f"/tmp/ga-test-out-{uuid.uuid4().hex}.txt"  # the workspace is under /tmp too
+    steps = [{"tool_calls": [tool_call("file_write", path="/etc/ga-test-myapp/app.conf", content="live\n")]},
+             {"tool_calls": [tool_call("file_write", path="/etc/myapp/app.conf", content="live\n")]},
+             {"tool_calls": [tool_call("file_write", path=stray, content="out\n")]},
+             {"content": "I could not write outside the workspace."}]
+    with ScriptedServer(steps) as server:
+        proc = ga(["deploy the config"], server, home, workspace)
+        server.assert_complete()
+    assert proc.returncode == 0, proc.stderr
+    assert (workspace / "etc" / "myapp" / "app.conf").read_text() == "template = true\n"
+    assert not (workspace / "etc" / "ga-test-myapp").exists() and not (workspace / "out.txt").exists()
+    assert "The workspace has etc/myapp/app.conf: if you meant it" in last_user(server.requests[2])
+    refusals = [last_user(r) for r in server.requests[1:]]
+    assert all("workspace-confinement" in r for r in refusals) and "was used" not in "".join(refusals)
+    assert not __import__("os").path.exists(stray)
+
+
+def test_a_capable_models_ordinary_replies_are_answers(home, workspace):
+    closing = "I couldn't find notes.txt in the workspace. Let me know if you meant another file."
+    question = "Which region should the report cover: EU or US?"
+    steps = [{"tool_calls": [tool_call("file_read", path="notes.txt")]}, {"content": closing}]
+    with ScriptedServer(steps) as server:
+        proc = ga(["summarise notes.txt"], server, home, workspace)
+        server.assert_complete()
+    assert proc.returncode == 0 and proc.stdout.strip() == closing, proc.stderr
+    with ScriptedServer([{"content": question}]) as server:
+        proc = ga(["write the sales report"], server, home, workspace)
+        server.assert_complete()
+    assert proc.returncode == 0 and proc.stdout.strip() == question
+    # the small-model settings doubt the first one once (a 1.5B model's "Let me know" often hides a give-up)
+    with ScriptedServer([*steps, {"content": closing}]) as server:
+        proc = ga(["summarise notes.txt", "--json"], server, home, workspace, GA_MODEL_SETTINGS="small")
+        server.assert_complete()
+    assert json.loads(proc.stdout)["model_settings"] == "small" and len(server.requests) == 3
+
+
+def test_data_that_repeats_with_its_numbers_is_written_not_stopped(home, workspace):
+    records = "".join(f'{{"id": {i}, "name": "user{i}", "score": {i * 7 % 100}}}\n' for i in range(60))
+    appends = [tool_call("file_write", path="log.txt", content=f"entry {i}\n", mode="append") for i in range(20)]
+    steps = [{"tool_calls": [tool_call("file_write", path="users.jsonl", content=records)]},
+             {"tool_calls": appends}, {"content": "Wrote users.jsonl and log.txt."}]
+    with ScriptedServer(steps) as server:
+        proc = ga(["make the fixtures", "--json"], server, home, workspace)
+        server.assert_complete()
+    assert proc.returncode == 0, proc.stderr
+    assert (workspace / "users.jsonl").read_text() == records
+    assert (workspace / "log.txt").read_text() == "".join(f"entry {i}\n" for i in range(20))
+    assert json.loads(proc.stdout)["tool_calls"] == 21 and json.loads(proc.stdout)["model_settings"] == "default"
+
+
+def test_a_final_answer_right_after_a_failed_step_is_not_verified(home, workspace):
+    failing = bash("python3 -c 'raise SystemExit(\"2 tests failed\")'")
+    with ScriptedServer([failing, {"content": "All tests pass."}]) as server:
+        quiet = ga(["run the tests"], server, home, workspace)
+        server.assert_complete()
+    assert quiet.returncode == 0 and quiet.stdout.strip() == "All tests pass."
+    assert "not verified: the last step failed (code_run: [exit code 1" in quiet.stderr
+    with ScriptedServer([failing, {"content": "All tests pass."}]) as server:
+        proc = ga(["run the tests", "--json"], server, home, workspace)
+    state = json.loads((home / "runs" / json.loads(proc.stdout)["run_id"] / "state.json").read_text())
+    assert json.loads(proc.stdout)["verified"] is False and state["verified"] is False
+    with ScriptedServer([failing, bash("echo fixed"), {"content": "Fixed."}]) as server:
+        proc = ga(["run the tests", "--json"], server, home, workspace)
+    assert json.loads(proc.stdout)["verified"] is None  # something succeeded after the failure
+    runs = ga(["runs", "--json"], None, home, workspace)
+    assert [r["verified"] for r in json.loads(runs.stdout)] == [None, False, False]
+
+
+def test_check_passes_and_the_run_is_verified(home, workspace):
+    steps = [{"tool_calls": [tool_call("file_write", path="done.txt", content="ok\n")]}, {"content": "Done."}]
+    with ScriptedServer(steps) as server:
+        proc = ga(["make done.txt", "--json", "--check", "test -f done.txt"], server, home, workspace)
+        server.assert_complete()
+    result = json.loads(proc.stdout)
+    assert proc.returncode == 0 and result["status"] == "done" and result["verified"] is True, proc.stderr
+    (check,) = events(only_run(home), "check")
+    assert check["passed"] and check["exit_code"] == 0 and check["command"] == "test -f done.txt"
+    assert "check: test -f done.txt" in proc.stderr  # the run header says what done means
+
+
+def test_a_failed_check_goes_back_to_the_model_and_the_run_goes_on(home, workspace):
+    steps = [{"content": "Done, nothing to do."},
+             {"tool_calls": [tool_call("file_write", path="done.txt", content="ok\n")]}, {"content": "Now done."}]
+    with ScriptedServer(steps) as server:
+        proc = ga(["make done.txt", "--json"], server, home, workspace,
+                  GA_CHECK="test -f done.txt || { echo 'done.txt is missing'; exit 1; }")
+        server.assert_complete()
+    result = json.loads(proc.stdout)
+    assert proc.returncode == 0 and result["verified"] is True and result["answer"] == "Now done.", proc.stderr
+    told = last_user(server.requests[1])
+    assert told.startswith("The check `test -f done.txt || { echo 'done.txt is missing'; exit 1; }` failed with exit 1")
+    assert "done.txt is missing" in told
+    assert [e["passed"] for e in events(only_run(home), "check")] == [False, True]
+
+
+def test_a_check_that_keeps_failing_escalates_and_never_exits_0(home, workspace):
+    with ScriptedServer([{"content": "Done."}] * 3) as server:
+        proc = ga(["make done.txt", "--json", "--check", "test -f done.txt"], server, home, workspace)
+        server.assert_complete()
+    result = json.loads(proc.stdout)
+    assert proc.returncode == 3 and result["status"] == "paused" and result["verified"] is False
+    assert "The check `test -f done.txt` never passed." in result["answer"]
+    assert [e["stage"] for e in events(only_run(home), "stage")] == [1, 2, 3]
+    with ScriptedServer([{"content": "Done."}] * 2) as server:
+        proc = ga(["make done.txt", "--json", "--check", "test -f done.txt", "--max-turns", "2"], server, home,
+                  workspace)
+    result = json.loads(proc.stdout)
+    assert proc.returncode == 4 and result["verified"] is False and "never passed" in result["answer"]
+
+
+def test_check_with_plan_mode_or_empty_is_a_usage_error(home, workspace):
+    for args in (["x", "--check", "true", "--plan"], ["x", "--check", " "]):
+        proc = ga(args, None, home, workspace)
+        assert proc.returncode == 2 and "--check" in proc.stderr
+
+
+def test_a_schedule_job_carries_its_check(home, workspace):
+    proc = ga(["schedule", "add", "nightly", "make done.txt", "--every", "1h", "--workdir", str(workspace), "--check",
+               "test -f done.txt"], None, home, workspace)
+    assert proc.returncode == 0, proc.stderr
+    text = (home / "schedule" / "nightly.toml").read_text()
+    assert 'check = "test -f done.txt"' in text
+    from ga.jobs.job import load_job
+
+    assert load_job(home / "schedule" / "nightly.toml").run_args()[-4:-2] == ["--check", "test -f done.txt"]
+
+
+def test_a_reasoning_models_thinking_stays_in_the_trajectory_only(home, workspace):
+    call = json.dumps({"name": "file_write", "arguments": {"path": "hello.txt", "content": "Hello"}})
+    thinking = "<think>\nThe user wants a file. I'll write it.\n</think>\n\n"
+    steps = [{"content": f"{thinking}<tool_call>\n{call}\n</tool_call>"},
+             {"content": "Wrote it.", "reasoning": "Check: the file is written, so I can say so."}]
+    with ScriptedServer(steps) as server:
+        proc = ga(["write hello.txt"], server, home, workspace)
+        server.assert_complete()
+    assert proc.returncode == 0 and proc.stdout.strip() == "Wrote it.", proc.stderr
+    assert (workspace / "hello.txt").read_text() == "Hello"
+    sent = json.dumps(server.requests[1]["messages"])
+    assert "I'll write it" not in sent and "<think>" not in sent
+    thoughts = [e["reasoning"] for e in events(only_run(home), "message") if e.get("reasoning")]
+    assert thoughts == ["The user wants a file. I'll write it.", "Check: the file is written, so I can say so."]
+
+
+def test_arguments_nested_too_deep_are_refused_and_the_run_goes_on(home, workspace):
+    deep = '{"path": ' + "[" * 5_000 + "]" * 5_000 + "}"  # json.loads alone: RecursionError
+    steps = [{"tool_calls": [{"name": "file_read", "arguments": deep}]}, {"content": "Gave up on that."}]
+    with ScriptedServer(steps) as server:
+        proc = ga(["read it"], server, home, workspace)
+        server.assert_complete()
+    assert proc.returncode == 0 and proc.stdout.strip() == "Gave up on that.", proc.stderr
+    assert "nested more than 32 levels" in last_user(server.requests[1])

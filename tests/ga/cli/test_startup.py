@@ -1,0 +1,46 @@
+"""Start-up stays light: a task that calls no tool imports neither jsonschema, nor the embedded model's machinery,
+nor the Markdown renderer when stdout is not a terminal, nor what retrieval and the command policy need (numpy,
+scipy, bm25s, the sentence encoder, bashlex) when no SOP is looked for and no command checked; `--help` imports
+none of the run's modules. Import lists, not timings (bench/perf/startup_bench.py measures those)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from ga.cli import compose
+from ga.local import endpoint
+from ga.testing.script import ScriptedServer
+from tests.ga.cli.test_cli import RUN_PY, ga_env
+
+
+def imported(args: list[str], server, home, cwd) -> set[str]:
+    """The modules `python run.py ARGS` has imported when it exits."""
+    listing = home.parent / "modules.txt"
+    program = ("import atexit, runpy, sys\n"
+               f"atexit.register(lambda: open({str(listing)!r}, 'w').write('\\n'.join(sys.modules)))\n"
+               f"sys.argv, sys.path[0] = [{RUN_PY!r}, *sys.argv[1:]], {str(Path(RUN_PY).parent)!r}\n"
+               f"runpy.run_path({RUN_PY!r}, run_name='__main__')\n")
+    proc = subprocess.run([sys.executable, "-c", program, *args], cwd=cwd, env=ga_env(server, home),
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return set(listing.read_text().splitlines())
+
+
+def test_a_task_without_tool_calls_leaves_the_heavy_optional_modules_alone(tmp_path, workspace):
+    with ScriptedServer([{"content": "Hello! How can I help?"}]) as server:
+        modules = imported(["Hello"], server, tmp_path / "home", workspace)
+    assert "ga.model.client" in modules and "tools.file_read" in modules  # the run itself did happen
+    assert not {m for m in modules if m.split(".")[0] in ("jsonschema", "numpy", "scipy", "bm25s", "bashlex")
+                or m.startswith("ga.local") or m in ("rich.markdown", "markdown_it", "sop.encoder")}
+
+
+def test_help_imports_no_module_of_a_run(tmp_path, workspace):
+    modules = imported(["--help"], None, tmp_path / "home", workspace)
+    assert not {m for m in modules if m.split(".")[0] in ("openai", "tools", "memory", "sop", "rich", "jsonschema")
+                or m.startswith(("ga.model", "ga.runs", "ga.agent"))}
+
+
+def test_the_embedded_models_name_is_the_same_in_both_places():
+    assert compose.LOCAL == endpoint.LOCAL == "local"
