@@ -6,6 +6,7 @@ import fcntl
 import os
 import pty
 import select
+import signal
 import struct
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
 import pyte
 
 ROWS, COLUMNS = 40, 400
@@ -59,7 +61,7 @@ def run_on_tty(command: list[str], *, cwd: Path, env: dict, answers: list[tuple[
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
     command = [*TAKE_TERMINAL, *command] if controlling else command
     proc = subprocess.Popen(command, cwd=cwd, env={**env, "TERM": "xterm-256color", "COLUMNS": str(COLUMNS),
-                                                    "LINES": str(ROWS)},
+                                                    "LINES": str(ROWS), "PYTHONFAULTHANDLER": "1"},
                             stdin=slave, stdout=slave, stderr=slave, start_new_session=True)
     os.close(slave)
     chunks: list[bytes] = []
@@ -86,12 +88,38 @@ def run_on_tty(command: list[str], *, cwd: Path, env: dict, answers: list[tuple[
             elif proc.poll() is not None and not ready:
                 break
         else:
-            proc.kill()
-            raise AssertionError(f"no end within {timeout} s; output so far:\n"
-                                 + b"".join(chunks).decode("utf-8", "replace")[-3000:])
+            raise AssertionError(f"no end within {timeout} s; still waiting for {[p[0] for p in pending]}\n"
+                                 + stuck(proc, master, chunks))
     finally:
         os.close(master)
     code = proc.wait(timeout=10)
     raw = b"".join(chunks).decode("utf-8", "replace")
     screen, title = render(raw)
     return TtyRun(returncode=code, raw=raw, screen=screen, title=title)
+
+
+def stuck(proc: subprocess.Popen, master: int, chunks: list[bytes]) -> str:
+    """What a run that never ended was doing: its screen, its processes (state, kernel wait), and every Python
+    thread's stack (SIGABRT, which PYTHONFAULTHANDLER turns into a dump); then it is killed."""
+    screen, _ = render(b"".join(chunks).decode("utf-8", "replace"))
+    try:
+        tree = [psutil.Process(proc.pid), *psutil.Process(proc.pid).children(recursive=True)]
+    except psutil.Error:
+        tree = []
+    rows = []
+    for process in tree:
+        try:
+            waits = [Path(f"/proc/{process.pid}/task/{t.id}/wchan").read_text() for t in process.threads()]
+            rows.append(f"{process.pid} {process.status()} {' '.join(process.cmdline())[:160]} waits: {waits}")
+        except (psutil.Error, OSError):
+            pass
+    os.kill(proc.pid, signal.SIGABRT)
+    dump, until = [], time.monotonic() + 3
+    while time.monotonic() < until and select.select([master], [], [], 0.2)[0]:
+        try:
+            dump.append(os.read(master, 65536))
+        except OSError:
+            break
+    proc.kill()
+    return "\n".join(["screen (last 30 lines):", *screen[-30:], "processes:", *rows, "stacks:",
+                      b"".join(dump).decode("utf-8", "replace")[-6000:]])
