@@ -35,39 +35,12 @@ def marked(prefix: str) -> list[int]:
 
 def sweep(prefix: str, rounds: int = 5) -> list[int]:
     """SIGKILL every marked process, again while new ones appear (a fork during the sweep); returns the pids."""
-    killed: set[int] = set()
-    for _ in range(rounds):
-        fresh = [p for p in marked(prefix) if p not in killed]
-        if not fresh:
-            break
-        for pid in fresh:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        killed.update(fresh)
-        time.sleep(0.02)
-    return sorted(killed)
+    return sorted(_kill_rounds(lambda killed: [p for p in marked(prefix) if p not in killed], rounds))
 
 
 def kill_group(folder: str, rounds: int = 20) -> list[int]:
     """SIGKILL everything in the cgroup `folder`, again while new ones appear, then remove it; returns the pids."""
-    killed: set[int] = set()
-    for _ in range(rounds):
-        try:
-            with open(os.path.join(folder, "cgroup.procs"), encoding="ascii") as f:
-                fresh = [int(p) for p in f.read().split()]
-        except (OSError, ValueError):
-            break
-        if not fresh:
-            break
-        for pid in fresh:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        killed.update(fresh)
-        time.sleep(0.02)
+    killed = _kill_rounds(lambda killed: _members(folder), rounds)
     for _ in range(50):  # the kernel lets go of a killed process a moment after it leaves cgroup.procs
         try:
             os.rmdir(folder)
@@ -78,6 +51,31 @@ def kill_group(folder: str, rounds: int = 20) -> list[int]:
         else:
             break
     return sorted(killed)
+
+
+def _members(folder: str) -> list[int]:
+    try:
+        with open(os.path.join(folder, "cgroup.procs"), encoding="ascii") as f:
+            return [int(p) for p in f.read().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def _kill_rounds(find, rounds: int) -> set[int]:
+    """SIGKILL what `find(killed so far)` returns, round after round, until it returns nothing."""
+    killed: set[int] = set()
+    for _ in range(rounds):
+        fresh = find(killed)
+        if not fresh:
+            break
+        for pid in fresh:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        killed.update(fresh)
+        time.sleep(0.02)
+    return killed
 
 
 if __name__ == "__main__":
