@@ -40,10 +40,9 @@ def collect(runs_dir: Path, statuses: list[str] | None, limit: int, stall_after:
     """The newest `limit` runs matching (0: all), and how many runs there are in all."""
     ids = run_ids(runs_dir)
     now, rows = time.time(), []
-    for run_id in reversed(ids):
+    for run_id, state in _newest_first(runs_dir, ids):
         if limit and len(rows) >= limit:
             break
-        state = read_state(runs_dir / run_id)
         if state is None:
             if (runs_dir / run_id / "state.json").is_file():  # else not a run folder, or one being made
                 print(f"runs: skipped {run_id}: its state.json is not a readable JSON object", file=sys.stderr)
@@ -57,6 +56,24 @@ def collect(runs_dir: Path, statuses: list[str] | None, limit: int, stall_after:
         if wanted:
             rows.append(row)
     return rows, len(ids)
+
+
+def _newest_first(runs_dir: Path, ids: list[str]):
+    """(run id, state or None), newest first. An id starts with its second, so ids sort by it; runs begun within
+    the same second are ordered by their states' creation time, read one second's group at a time."""
+    groups: dict[str, list[str]] = {}
+    for run_id in reversed(ids):
+        groups.setdefault(run_id[:15], []).append(run_id)
+    for group in groups.values():
+        states = [(run_id, read_state(runs_dir / run_id)) for run_id in group]
+        yield from sorted(states, key=lambda pair: (_created(pair[1]), pair[0]), reverse=True)
+
+
+def _created(state: dict | None) -> float:
+    try:
+        return float(state.get("created") or 0) if state else 0.0
+    except (TypeError, ValueError):
+        return 0.0
 
 
 def _age(seconds: float) -> str:

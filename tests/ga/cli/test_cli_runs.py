@@ -133,3 +133,16 @@ def test_a_run_ends_with_one_line_of_turns_tokens_cached_share_time_and_cost(hom
     assert "turns ·" not in quiet.stderr
     bad = ga(["look"], None, home, workspace, GA_PRICE_IN="-1")
     assert bad.returncode == 2 and "GA_PRICE_IN must be 0 (off) or more" in bad.stderr
+
+
+def test_runs_begun_within_one_second_are_listed_newest_first(home, workspace):
+    """Ids carry only the second and a random suffix: within a second, the states' creation times decide."""
+    for suffix, created in (("000000", 2.5), ("ffffff", 2.0), ("777777", 3.0)):
+        folder = home / "runs" / f"20261202-120000-{suffix}"
+        folder.mkdir(parents=True)
+        (folder / "state.json").write_text(json.dumps({"task": suffix, "status": "done", "created": created}))
+    (home / "runs" / "20261202-115959-aaaaaa").mkdir()  # an earlier second, no state yet: not listed
+    listed = json.loads(ga(["runs", "--json"], None, home, workspace).stdout)
+    assert [r["task"] for r in listed] == ["777777", "000000", "ffffff"]
+    newest_two = json.loads(ga(["runs", "--json", "-n", "2"], None, home, workspace).stdout)
+    assert [r["task"] for r in newest_two] == ["777777", "000000"]
