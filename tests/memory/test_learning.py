@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import select
 
 from ga.testing.script import ScriptedServer, tool_call
 from sop.library import SEEDS, skill_files
 from sop.skill import read
-from tests.ga.cli.test_cli import ga, ga_background
+from tests.ga.cli.test_cli import ga, ga_background, only_run, wait_for
 from tests.memory.helpers import (
     JSON_REPLY,
     REWORDED_REPLY,
@@ -56,6 +57,25 @@ def test_the_distillation_request_is_counted_in_the_runs_usage(home, workspace):
     with ScriptedServer([]) as idle:
         again = ga(["--resume", run.name, "--json"], idle, home, workspace, GA_LEARN="")
     assert not idle.requests and json.loads(again.stdout)["usage"] == usage  # the finished run, told again
+
+
+def test_a_kill_9_while_ga_learns_keeps_the_json_object_and_the_outbox(home, workspace):
+    steps = [*csv_run(), {"content": "NOTHING", "delay": 60}]  # the distillation is answered late
+    with ScriptedServer(steps) as server:
+        proc = ga_background([TASK, "--json"], server, home, workspace, GA_LEARN="")
+        try:
+            wait_for(lambda: len(server.requests) == len(csv_run()) + 1)  # ga is learning from the run
+            ready, _, _ = select.select([proc.stdout], [], [], 20)
+            line = proc.stdout.readline() if ready else ""
+        finally:
+            proc.kill()  # kill -9 while the distillation request is still waiting for its answer
+            proc.wait(timeout=10)
+    assert line, "the --json object was not printed before learning"
+    told = json.loads(line)
+    assert told["status"] == "done" and told["answer"] == "Done: 2 rows."
+    run = only_run(home)
+    assert json.loads((run / "outbox/result.json").read_text())["status"] == "done"
+    assert json.loads((run / "state.json").read_text())["status"] == "done"
 
 
 def test_a_second_similar_task_lists_the_sop_in_its_first_request_and_an_unrelated_one_lists_none(home, workspace):

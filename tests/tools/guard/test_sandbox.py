@@ -236,6 +236,20 @@ def test_a_command_the_sandbox_stopped_runs_outside_only_when_a_human_agrees(mak
 
 
 @needs_bwrap
+def test_no_network_and_a_read_only_path_are_told_as_the_sandbox_s_doing(make_ctx, outside_tmp, monkeypatch):
+    offline = run(make_ctx(sandbox=True), "import socket; socket.create_connection(('192.0.2.1', 80), timeout=5)")
+    assert offline.details["sandbox_blocked"] == "it has no network", offline.content
+    assert "no human is at a terminal" in offline.content and "GA_SANDBOX_NET=1" in offline.content
+    shown = outside_tmp / "shown"  # a host folder shown read-only inside
+    shown.mkdir()
+    monkeypatch.setenv("GA_SANDBOX_READ", str(shown))
+    approved = make_ctx(sandbox=True, interactive=True, answers=[("approve", "")])
+    result = run(approved, f"echo made > {shown}/made.txt", type="bash")
+    assert f"{shown}/made.txt is read-only inside it" in approved.ui.asked[0][1], result.content
+    assert (shown / "made.txt").read_text() == "made\n" and result.details["sandbox"] is False
+
+
+@needs_bwrap
 def test_no_network_by_default_and_on_request(make_ctx, monkeypatch):
     script = "import socket; print(sorted(n for _, n in socket.if_nameindex()))"
     assert "['lo']" in run(make_ctx(sandbox=True), script).content
