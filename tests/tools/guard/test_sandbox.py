@@ -237,6 +237,7 @@ def test_a_command_the_sandbox_stopped_runs_outside_only_when_a_human_agrees(mak
 
 @needs_bwrap
 def test_no_network_and_a_read_only_path_are_told_as_the_sandbox_s_doing(make_ctx, outside_tmp, monkeypatch):
+    monkeypatch.delenv(sandbox.NETWORK_ENV, raising=False)  # the default: no network inside
     offline = run(make_ctx(sandbox=True), "import socket; socket.create_connection(('192.0.2.1', 80), timeout=5)")
     assert offline.details["sandbox_blocked"] == "it has no network", offline.content
     assert "no human is at a terminal" in offline.content and "GA_SANDBOX_NET=1" in offline.content
