@@ -18,73 +18,30 @@ import time
 from collections.abc import Iterator
 from typing import TextIO
 
-from rich.console import Console, ConsoleOptions, RenderResult
+from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
+from ga.cli.board import Board, Running, call_line
 from ga.cli.pipes import reader_gone
 from ga.cli.questions import approve_prompt, ask_prompt, preview
 from ga.protocols import ToolCall, Usage
 from ga.tooling import screen
-from ga.tooling.arguments import summarize
 from ga.tooling.redact import redact
 from ga.tooling.spec import ToolResult
 
 log = logging.getLogger(__name__)
 
-FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 STAGES = {0: "escalation over: {why}",
           2: "escalation stage 2 ({why}): the model is told to stop retrying and change its approach",
           3: "escalation stage 3 ({why}): asking the human for help"}
 ERROR_LINE_CHARS = 200
 
 
-def call_line(call: ToolCall, args: dict | None = None, limit: int = 70) -> Text:
-    """`name key=value …`, cleaned: a name like `oops[/]` is shown as written."""
-    line = Text(screen.one_line(call.name, 60), style="bold")
-    summary = screen.one_line(summarize(args or call.arguments, limit), limit)
-    return line.append(f" {summary}" if summary else "", style="")
-
-
 class _Console(Console):
     def on_broken_pipe(self) -> None:  # rich's own exits: lost progress lines (`2>&1 | head -1`) must not end a run
         self.quiet = True
         reader_gone(self.file)
-
-
-class _Running:
-    def __init__(self, line: Text):
-        self.line = line
-        self.started = time.monotonic()
-        self.header = False
-        """Its line was printed above its output (a tool with output gets its line before that output)."""
-        self.partial = ""
-        """Output after the last newline: shown under the spinner on a terminal, printed when complete."""
-
-
-class _Board:
-    """The live region: the tail of the reply being streamed, then a spinner line per thing under way."""
-
-    def __init__(self, terminal: Terminal):
-        self.t = terminal
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        t, now = self.t, time.monotonic()
-        frame = FRAMES[int(now * 10) % len(FRAMES)]
-        rows: list[Text] = []
-        for running in list(t.running.values()):
-            took = Text(f" · {now - running.started:.0f}s", style="dim")
-            rows.append(Text.assemble((frame, "cyan"), " ", running.line, took, no_wrap=True, overflow="ellipsis"))
-            if running.partial:
-                rows.append(Text(f"  {running.partial}", style="dim", no_wrap=True, overflow="ellipsis"))
-        if t.waiting is not None and not t.running:
-            label = "writing" if t.reply else "waiting for the model"
-            rows.append(Text.assemble((frame, "cyan"), f" {label} · {now - t.waiting:.0f}s", style="dim"))
-        room = max(1, options.size.height - len(rows) - 2)
-        if t.reply and not t.quiet:
-            lines = Text(t.reply.rstrip("\n"), style="dim").wrap(console, options.max_width)
-            yield from list(lines)[-room:]
-        yield from rows
 
 
 class Terminal:
@@ -97,7 +54,7 @@ class Terminal:
         self.quiet = quiet
         self.fancy = self.err.is_terminal and not self.err.is_dumb_terminal
         """A real terminal on stderr: spinners allowed. Otherwise only whole plain lines."""
-        self.running: dict[str, _Running] = {}
+        self.running: dict[str, Running] = {}
         self.waiting: float | None = None
         """When the current model request started (None: no request under way)."""
         self.reply = ""
@@ -153,7 +110,7 @@ class Terminal:
     def tool_start(self, call: ToolCall, args: dict | None = None) -> None:
         with self._lock:
             self._commit()
-            running = self.running[call.id] = _Running(call_line(call, args))
+            running = self.running[call.id] = Running(call_line(call, args))
             if not self.fancy and not self.quiet:
                 self._print(Text.assemble(("→ ", "cyan"), running.line))
                 running.header = True
@@ -180,7 +137,7 @@ class Terminal:
     def tool_done(self, call: ToolCall, result: ToolResult) -> None:
         with self._lock:
             self._commit()
-            running = self.running.pop(call.id, None) or _Running(call_line(call))
+            running = self.running.pop(call.id, None) or Running(call_line(call))
             if self.quiet:
                 self._refresh()
                 return
@@ -290,7 +247,7 @@ class Terminal:
             return
         busy = self.running or self.waiting is not None or (self.reply and not self.quiet)
         if busy and self._live is None:
-            self._live = Live(_Board(self), console=self.err, refresh_per_second=10, transient=True,
+            self._live = Live(Board(self), console=self.err, refresh_per_second=10, transient=True,
                               redirect_stdout=False, redirect_stderr=False)
             self._live.start(refresh=True)
         elif not busy:
