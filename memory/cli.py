@@ -135,7 +135,7 @@ def search(settings: Settings, args: argparse.Namespace) -> int:
         return _search_runs(settings, args)
     found = retrieval.relevant(_library(settings).skills, args.query, home=settings.home)
     rows = [{"name": s.name, "description": s.description, "score": round(m.score, 3),
-             "similarity": None if m.similarity is None else round(m.similarity, 3), "evidence": round(m.evidence, 3),
+             "evidence": round(m.evidence, 3),
              "bm25": round(m.bm25, 3), "words": m.words, "marks": marks(s), "path": str(s.path)} for s, m in found]
     if args.json:
         print(json.dumps(rows, ensure_ascii=False))
@@ -151,12 +151,8 @@ def search(settings: Settings, args: argparse.Namespace) -> int:
 
 def _why(row: dict) -> str:
     words = f" ({', '.join(row['words'])})" if row["words"] else ""
-    if row["similarity"] is None:
-        return (f"listed: words it holds{words}, evidence {row['evidence']} >= {retrieval.MIN_EVIDENCE}; "
-                f"BM25 {row['bm25']} (no sentence encoder installed: words only)")
-    return (f"listed: meaning {row['similarity']} + {retrieval.EVIDENCE_WEIGHT} x words "
-            f"min({row['evidence']}, {retrieval.EVIDENCE_CAP}){words} = {row['score']} >= floor "
-            f"{retrieval.MIN_RELEVANCE}; BM25 {row['bm25']}")
+    return (f"listed: words it holds{words}, evidence {row['evidence']} >= {retrieval.MIN_EVIDENCE}; "
+            f"BM25 {row['bm25']}")
 
 
 def _search_runs(settings: Settings, args: argparse.Namespace) -> int:

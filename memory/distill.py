@@ -27,12 +27,8 @@ MIN_BODY, MAX_BODY = 80, 6000
 """An SOP body shorter than this says nothing; longer is a trajectory dump, not a procedure."""
 MIN_DESCRIPTION = 20
 DUPLICATE_SIMILARITY = 0.65
-"""A new SOP at least this close to an existing one (name, words or meaning) updates it (bench/perf/memory_bench.py
-shows how close distinct SOPs come)."""
-MEANING_DUPLICATE = 0.82
-"""The encoder's cosine of two SOPs' description and body that makes them one procedure: distinct SOPs of the bench's
-set reach 0.75 (excel-xlsx-report ~ merge-excel-sheets); the same SOP reworded or in Chinese scores 0.84-0.92. A
-harder paraphrase (0.56-0.73) is left a second SOP: merging two distinct ones would lose one."""
+"""A new SOP at least this close to an existing one (name or words) updates it (bench/perf/memory_bench.py shows how
+close distinct SOPs come)."""
 CLOSEST = 2
 """Existing SOPs shown to the distiller in full."""
 TRAJECTORY_CHARS = 6000
@@ -153,28 +149,16 @@ def _check_content(skill: Skill) -> None:
         raise DistillError("the reply mixes NOTHING with an SOP")
 
 
-def sop_similarity(a: Skill, b: Skill, meaning: float = 0.0) -> float:
-    """How much two SOPs are the same procedure: the closest of their names, their texts' words and their meaning
-    (the encoder's cosine, scaled so that MEANING_DUPLICATE meets DUPLICATE_SIMILARITY)."""
+def sop_similarity(a: Skill, b: Skill) -> float:
+    """How much two SOPs are the same procedure: the closer of their names and their texts' words."""
     if a.name == b.name:
         return 1.0
     na, nb = set(a.name.split("-")), set(b.name.split("-"))
-    names = len(na & nb) / len(na | nb)
-    words = retrieval.similarity(_text(a), _text(b))
-    return max(names, words, meaning * DUPLICATE_SIMILARITY / MEANING_DUPLICATE)
+    return max(len(na & nb) / len(na | nb), retrieval.similarity(_text(a), _text(b)))
 
 
 def _text(skill: Skill) -> str:
     return f"{skill.description}\n{skill.body}"
-
-
-def meanings(new: Skill, skills: list[Skill], home: Path | None) -> list[float]:
-    """The encoder's cosine of `new` with each SOP (zeros without the encoder; existing SOPs' vectors cached)."""
-    from sop import encoder  # numpy: only when a run is distilled, not at every start
-
-    if not skills or not encoder.available():
-        return [0.0] * len(skills)
-    return [float(c) for c in encoder.cached([_text(s) for s in skills], home) @ encoder.encode([_text(new)])[0]]
 
 
 @dataclass(kw_only=True)
@@ -212,8 +196,7 @@ def _target(decision: Decision, lib, home: Path) -> tuple[Skill | None, str]:
     asked = lib.get(decision.update) if decision.update else None
     if asked is not None and asked.origin == "home":
         return asked, "updated"
-    scored = sorted(((sop_similarity(new, s, m), s) for s, m in zip(lib.skills, meanings(new, lib.skills, home),
-                                                                   strict=True)), key=lambda pair: -pair[0])
+    scored = sorted(((sop_similarity(new, s), s) for s in lib.skills), key=lambda pair: -pair[0])
     if scored and scored[0][0] >= DUPLICATE_SIMILARITY:
         closest = scored[0][1]
         return closest, "covered" if closest.origin == "external" else "merged"

@@ -134,8 +134,7 @@ def task_listing(home: Path, task: str, skills_path: list[Path] = ()) -> str:
 
 def _log_listing(skills: list[Skill], task: str, found: list, home: Path) -> None:
     def said(skill: Skill, m: retrieval.Match) -> str:
-        meaning = f", meaning {m.similarity:.2f}" if m.similarity is not None else ""
-        return f"{skill.name} (score {m.score:.2f}{meaning}, evidence {m.evidence:.2f})"
+        return f"{skill.name} (BM25 {m.score:.2f}, evidence {m.evidence:.2f})"
 
     if found:
         log.info("SOPs listed for this task: %s", ", ".join(said(skill, m) for skill, m in found))

@@ -1,18 +1,13 @@
-"""Which SOPs fit a task: what the task means (a sentence encoder's cosine) fused with the words it shares with
-each SOP (IDF-weighted evidence from a BM25 index over name, description, keywords and body).
-
-Relevance = cosine(task, SOP head) + EVIDENCE_WEIGHT x min(evidence, EVIDENCE_CAP), the SOPs at or above
-MIN_RELEVANCE listed best first. Neither signal lists an SOP alone: words shared by accident (one dictionary sense
-of a Chinese chat, "plot" of Hamlet) add at most EVIDENCE_WEIGHT x EVIDENCE_CAP, below the floor, and a paraphrase
-that shares no word needs a cosine at the floor by itself. Weights and floor: bench/perf/memory_bench.py, dev half.
+"""Which SOPs fit a task: the words it shares with each SOP, ranked by BM25 over name, description, keywords and
+body, and decided by IDF-weighted evidence.
 
 Evidence: the task's words an SOP contains, each weighted by its IDF relative to the largest IDF possible in
 this library (about the same scale at 40 SOPs as at 200), a word met only in the body counting BODY_EVIDENCE of
 one met in the name, description or keywords (what the SOP says it is for). A Chinese word counts once however
 it matches: by itself or by one of its English translations (sop/translate.py), whose joint IDF it then gets.
 Each word counts once per SOP, and each field's words once: repeating a word in a description buys nothing.
-
-Without the encoder installed, retrieval is lexical: BM25 ranks, evidence decides (MIN_EVIDENCE).
+An SOP is listed when its evidence reaches MIN_EVIDENCE and its BM25 score is within RELATIVE of the best one's.
+Figures: bench/perf/memory_bench.py.
 """
 
 from __future__ import annotations
@@ -26,7 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ga.tooling.disk import atomic_write
 from sop import store, translate, words
 from sop.ledger import keywords_of
 from sop.skill import Skill
@@ -40,20 +34,12 @@ logging.getLogger("bm25s").setLevel(logging.WARNING)  # it announces every index
 
 LISTED = 3
 """SOPs listed with a task at most."""
-MIN_RELEVANCE = 0.55
-"""The floor on the fused score (dev half: related tasks fall off above 0.6, unrelated ones come in below 0.5)."""
-EVIDENCE_WEIGHT = 0.3
-EVIDENCE_CAP = 1.5
-"""Evidence counts up to this (about two distinctive words): past it, more shared words (a description stuffed
-with every task's words) buy nothing, and words alone (0.45) never reach the floor."""
-SECOND_MARGIN = 0.3
-"""An SOP this far below the best one is not listed (a weak second is noise in the prompt)."""
 MIN_EVIDENCE = 0.85
-"""Lexical-only floor (no encoder): more than one rare word met only in a body, about one rare word the SOP says
+"""The floor on evidence: more than one rare word met only in a body, about one rare word the SOP says
 it is for."""
 BODY_EVIDENCE = 0.3
 RELATIVE = 0.5
-"""Lexical only: below the best SOP's BM25 score times this, an SOP is not listed."""
+"""Below the best SOP's BM25 score times this, an SOP is not listed."""
 NAME_WEIGHT, DESCRIPTION_WEIGHT, KEYWORD_WEIGHT = 3, 2, 2
 MAX_KEYWORDS, MAX_KEYWORD = 24, 40
 """Keywords read for retrieval at most, and the characters kept of each (what ga's own ledger keeps)."""
@@ -64,12 +50,10 @@ class Match:
     index: int
     """Position of the document in the ranked collection."""
     score: float
-    """What ranks and decides: the fused relevance (BM25 alone without the encoder)."""
+    """What ranks: BM25."""
     evidence: float
     """The query's words this document holds, weighted by relative IDF and by the field they are in."""
     bm25: float = 0.0
-    similarity: float | None = None
-    """Cosine of the task and the SOP's head (None without the encoder)."""
     words: list[str] = field(default_factory=list)
     """The task's words (stems) the document holds."""
 
@@ -87,12 +71,6 @@ def skill_fields(skill: Skill) -> tuple[list[str], list[str]]:
     head = (_once(skill.name.replace("-", " ")) * NAME_WEIGHT + _once(skill.description) * DESCRIPTION_WEIGHT
             + _once(" ".join(_keywords(skill))) * KEYWORD_WEIGHT)
     return head, tokenize(skill.body)
-
-
-def head_text(skill: Skill) -> str:
-    """What the encoder reads of an SOP: its name, description and keywords (on dev, the body only blurred it)."""
-    keywords = _keywords(skill)
-    return f"{skill.name.replace('-', ' ')}. {skill.description}" + (f" ({', '.join(keywords)})" if keywords else "")
 
 
 class Ranker:
@@ -146,13 +124,6 @@ class Ranker:
             total += best[0]
             words += [best[1]] if best[0] else []
         return total, words
-
-    def signals(self, concepts: list[Concept]) -> tuple[np.ndarray, list[tuple[float, list[str]]]]:
-        """BM25 and (evidence, words held) of every document."""
-        factors = [self._by_translation(c) for c in concepts]
-        scores = self.scores(concepts, factors)
-        return scores, [self.evidence_of(concepts, factors, i) if scores[i] > 0 else (0.0, [])
-                        for i in range(self.size)]
 
     def scores(self, concepts: list[Concept], factors: list[dict[str, float]] | None = None) -> np.ndarray:
         """BM25 per document, each concept counted by its best alternative."""
@@ -221,8 +192,7 @@ def _fields(skills: list[Skill], home: Path | None) -> list[tuple[list[str], lis
         out.append(tuple(cached) if valid else skill_fields(skill))
     if any(k not in known for k in keys):
         try:
-            store.private_dir(path.parent)
-            atomic_write(path, json.dumps(dict(zip(keys, out, strict=True)), ensure_ascii=False))
+            store.write_text(path, json.dumps(dict(zip(keys, out, strict=True)), ensure_ascii=False))
         except OSError:  # read-only GA_HOME: tokenised again next time
             pass
     return out
@@ -230,33 +200,13 @@ def _fields(skills: list[Skill], home: Path | None) -> list[tuple[list[str], lis
 
 def relevant(skills: list[Skill], task: str, *, home: Path | None = None, floor: float | None = None,
              limit: int = LISTED) -> list[tuple[Skill, Match]]:
-    """The SOPs a run of `task` lists, best first (none for an unrelated task). `home` keeps SOP vectors in its
-    cache; `floor` 0 ranks every SOP that shares a word or a meaning with the task (the closest ones)."""
+    """The SOPs a run of `task` lists, best first (none for an unrelated task). `home` keeps SOP tokens in its
+    cache; `floor` 0 ranks every SOP that shares a word with the task (the closest ones)."""
     active = [s for s in skills if s.status != "archived"]
-    concepts = translate.concepts(task) if active else []
-    if not concepts:  # "Hello": no word to look for; the library is not even tokenised, the encoder not loaded
+    if not active or not translate.concepts(task):  # "Hello": no word to look for; the library is not tokenised
         return []
-    import numpy as np  # numpy, scipy and the encoder only for a task with words to look for: not for "Hello"
-
-    from sop import encoder
-
-    ranker = ranker_for(active, home)
-    if not encoder.available():
-        found = ranker.rank(task, floor=MIN_EVIDENCE if floor is None else floor, limit=limit)
-        return [(active[m.index], m) for m in found]
-    bm25, lexical = ranker.signals(concepts)
-    similarity = encoder.cached([head_text(s) for s in active], home) @ encoder.query(task)
-    evidence = np.array([e for e, _ in lexical])
-    fused = similarity + EVIDENCE_WEIGHT * np.minimum(evidence, EVIDENCE_CAP)
-    found: list[tuple[Skill, Match]] = []
-    for i in np.argsort(-fused, kind="stable")[:limit]:
-        if fused[i] < (MIN_RELEVANCE if floor is None else floor) or fused[i] <= 0:
-            break
-        if floor is None and found and fused[i] < found[0][1].score - SECOND_MARGIN:
-            break
-        found.append((active[i], Match(index=int(i), score=float(fused[i]), evidence=float(evidence[i]),
-                                       bm25=float(bm25[i]), similarity=float(similarity[i]), words=lexical[i][1])))
-    return found
+    found = ranker_for(active, home).rank(task, floor=MIN_EVIDENCE if floor is None else floor, limit=limit)
+    return [(active[m.index], m) for m in found]
 
 
 def similarity(a: str, b: str) -> float:

@@ -7,7 +7,7 @@ GA_HOME/
   memory/facts.md            L2: verified long-lived facts, one per line, each with its run id
   memory/archive/<run>.md    L4: one paragraph per finished run
   memory/.lock               held while anything above is read-modified-written
-  cache/                     SOP vectors and retrieval tokens by content hash (derived: safe to delete)
+  cache/                     retrieval tokens by content hash (derived: safe to delete)
 """
 
 from __future__ import annotations
@@ -15,11 +15,10 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-
-from ga.tooling.disk import atomic_write
 
 ARCHIVED = ".archived"
 PRIVATE_DIR = 0o700
@@ -90,7 +89,16 @@ def write_text(path: Path, text: str) -> None:
     """Replace `path` atomically and durably (temp file, fsync, rename): a crash leaves the old file whole."""
     private_dir(path.parent)
     _clear_stale_temps(path)
-    atomic_write(path, text, sync=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def _clear_stale_temps(path: Path) -> None:

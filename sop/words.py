@@ -40,7 +40,7 @@ EXTRA_STOPWORDS = frozenset({
     "hello", "hi", "hey", "thank", "thx", "bye", "goodbye", "morning", "evening", "lot",
 })
 """Words of task language that name no topic: "write a short story" is not about an SOP that writes files, and a
-greeting has nothing to look for (so "Hello" never loads the sentence encoder)."""
+greeting has nothing to look for (so "Hello" never builds the index)."""
 STOPWORDS = frozenset(_LISTS["STOPWORDS_EN_PLUS"]) | EXTRA_STOPWORDS
 VARIANTS = {
     "yml": "yaml", "jpg": "jpeg", "img": "image", "imgs": "image", "pic": "picture", "pics": "picture",

