@@ -177,6 +177,7 @@ class Agent:
             return
         if nudge:
             self.record(assistant_message(reply), reply.usage)
+            self.run.append({"type": "nudge", "kind": self.guard.kind})  # what memory reads, never the wording
             self.record({"role": "user", "content": nudge})
             return
         self.record(assistant_message(reply), reply.usage, reasoning=reply.reasoning)
@@ -219,7 +220,7 @@ class Agent:
                                          budget=self.context.results_budget())
         if self.answer is not None:
             added = {"role": "user", "content": f"The user adds: {self.answer}"}
-            self.record(self.escalation.answered(self.answer) or added, mail=self.answer_mail)
+            self.record(self.escalation.answered(self.answer) or added, mail=self.answer_mail, human=True)
             self.answer = None
         self.settle()
 
@@ -242,8 +243,11 @@ class Agent:
         if s.max_time and time.monotonic() - self.clock >= s.max_time:
             raise LimitReached(f"Reached the time limit ({s.max_time:g} s). Continue with {resume}.")
 
-    def record(self, message: dict, usage: Usage | None = None, mail: str | None = None, reasoning: str = "") -> None:
+    def record(self, message: dict, usage: Usage | None = None, mail: str | None = None, reasoning: str = "",
+               human: bool = False) -> None:
         event = {"type": "message", "message": message}
+        if mail or human:  # the human's own words (an answer, a message from the mailbox), typed for memory
+            event["from"] = "human"
         if usage is not None:
             event["usage"] = asdict(usage)
         if reasoning:  # the trajectory keeps a reasoning model's thinking; the history never sends it back

@@ -70,6 +70,8 @@ class Guard:
         self.strikes = strikes
         self.doubt = doubt
         """Doubt a reply that does not read as an answer, once (ModelSettings.doubt_answers: small models only)."""
+        self.kind = ""
+        """The last nudge's kind (empty, cut, filtered, loop, doubt), recorded as a typed event."""
 
     def check(self, reply: Reply) -> str | None:
         """Before dispatch: the nudge for an empty, cut, filtered or doubtful reply (None if it is usable)."""
@@ -84,9 +86,11 @@ class Guard:
         elif self.doubt and not reply.tool_calls and not self.state.get("doubted") and (
                 why := not_an_answer(reply.content, after_failure=self.state.get("failed_last", False))):
             self.state["doubted"] = True  # one nudge: the same kind of reply next counts as the answer
+            self.kind = "doubt"
             return DOUBT.format(why=why)
         else:
             return None
+        self.kind = {LOOPED: "loop", FILTERED: "filtered", EMPTY: "empty"}.get(nudge, "cut")
         advice = {EMPTY: "Try another model.", FILTERED: "The server's content filter refuses this task.",
                   LOOPED: "The model repeats itself: try another model or a lower temperature."}
         self._strike(nudge, advice.get(nudge, "Try a larger max output length (GA_MAX_OUTPUT_TOKENS) or "

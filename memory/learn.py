@@ -17,7 +17,6 @@ from pathlib import Path
 
 from ga.config import Settings
 from ga.protocols import UI, ToolOutcome, Usage
-from ga.reply import DOUBT
 from ga.runs.folder import Run
 from ga.tooling import stamps
 from memory import distill
@@ -34,7 +33,6 @@ FINISHED = ("done", "failed", "limit")
 """Statuses that end a run for good; paused and interrupted runs learn when they finish."""
 MIN_CALLS = 3
 """A done run with fewer tool calls, no recovered failure and no human correction teaches nothing reusable."""
-HUMAN_MARKS = ("The user answered", "The user adds", "The user, asked for help")
 
 
 def observe(tool: str, result: ToolOutcome, state: dict, *, settings: Settings, run_id: str, run_dir: Path) -> None:
@@ -161,14 +159,10 @@ def _facts(events: list[dict]) -> dict:
     results = [e for e in events if e.get("type") == "result"]
     errors = [i for i, e in enumerate(results) if e.get("is_error")]
     recovered = bool(errors) and any(not e.get("is_error") for e in results[errors[0] + 1:])
-    users = [e["message"].get("content") or "" for e in events
-             if e.get("type") == "message" and e["message"].get("role") == "user"][1:]
-    human = any(u.startswith(HUMAN_MARKS) for u in users) or any(
+    human = any(e.get("from") == "human" for e in events) or any(
         e.get("name") == "ask_user" and not e.get("is_error") for e in results)
-    doubt = DOUBT.split(",", maxsplit=1)[0]
     after_calls = events[max((i for i, e in enumerate(events) if e.get("type") == "result"), default=-1) + 1:]
-    doubted = any(e.get("type") == "message" and e["message"].get("role") == "user"
-                  and (e["message"].get("content") or "").startswith(doubt) for e in after_calls)
+    doubted = any(e.get("type") == "nudge" and e.get("kind") == "doubt" for e in after_calls)
     return {"calls": len(results), "errors": len(errors), "recovered": recovered, "human": human,
             "last_failed": bool(results) and bool(results[-1].get("is_error")), "doubted": doubted,
             "tools": Counter(e.get("name") for e in results)}
