@@ -261,6 +261,8 @@ class Agent:
         # a stop request ends the run after the current tool; only read-only calls run in parallel groups, so a
         # group cut here leaves nothing that cannot simply run on resume
         self.inbox.stop_if_asked()
+        if self.memory:  # the workspace kept before its first change, for learning after the run
+            self.memory.before(call.name, args, self.ctx.state)
         self.ui.tool_start(call, args)
         self.started.add(call.id)
         self.run.append({"type": "call_start", "id": call.id, "name": call.name})

@@ -104,8 +104,6 @@ class Settings:
     model_settings: str = ""
     """GA_MODEL_SETTINGS: force an entry of ga/model/models.toml (e.g. "small"), or "default" for none; empty: the
     entry that names the model, if any (--local takes the small-model one)."""
-    distill_timeout: float = 120
-    """GA_DISTILL_TIMEOUT: seconds the distillation request may take before it is abandoned (the run stays done)."""
     price_in: float = 0
     """GA_PRICE_IN: dollars per million prompt tokens; with it (or price_out) a run's last line gives its cost."""
     price_out: float = 0
@@ -154,7 +152,6 @@ _ENV = {
     "strikes": "GA_STRIKES",
     "repeat_nudge": "GA_REPEAT_NUDGE",
     "repeat_stop": "GA_REPEAT_STOP",
-    "distill_timeout": "GA_DISTILL_TIMEOUT",
     "check": "GA_CHECK",
     "model_settings": "GA_MODEL_SETTINGS",
     "price_in": "GA_PRICE_IN",

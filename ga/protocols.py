@@ -132,6 +132,11 @@ class Memory(Protocol):
         """The SOPs and facts relevant to this task, for the end of the system prompt ("" when none is)."""
         ...
 
+    def before(self, tool: str, args: dict, state: dict) -> None:
+        """Before a call runs (its arguments parsed): the workspace is kept as it was before its first change, and
+        an SOP's script being run is noted, both for learning after the run."""
+        ...
+
     def observe(self, tool: str, result: ToolOutcome, state: dict) -> None:
         """Every tool result, before the model sees it: SOP reads are noted in `state` (the run's tool state) for the
         ledger, and memory writes guarded (secrets out, provenance in); a note for the model goes into the result."""

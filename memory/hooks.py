@@ -10,14 +10,19 @@ from memory import index, learn, rules
 
 
 class RunMemory:
-    def __init__(self, settings: Settings, *, run_id: str, run_dir: Path):
+    def __init__(self, settings: Settings, *, run_id: str, run_dir: Path, whole_sops: bool = False):
         self.settings, self.run_id, self.run_dir = settings, run_id, run_dir
+        self.whole_sops = whole_sops
+        """Listed SOPs shown whole (ModelSettings.whole_sops), not only the short ones."""
 
     def system_section(self) -> str:
         return index.system_section(self.settings.home, self.settings.skills_path)
 
     def task_listing(self, task: str) -> str:
-        return index.task_listing(self.settings.home, task, self.settings.skills_path)
+        return index.task_listing(self.settings.home, task, self.settings.skills_path, whole=self.whole_sops)
+
+    def before(self, tool: str, args: dict, state: dict) -> None:
+        learn.before(tool, args, state, settings=self.settings, run_dir=self.run_dir)
 
     def observe(self, tool: str, result: ToolOutcome, state: dict) -> None:
         learn.observe(tool, result, state, settings=self.settings, run_id=self.run_id, run_dir=self.run_dir)

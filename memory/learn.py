@@ -1,28 +1,34 @@
-"""Learning from runs: what the loop reports while it runs (SOP reads, memory writes), and what happens after.
+"""Learning from runs: what the loop reports while it runs (SOP reads and uses, memory writes, the workspace
+before its first change), and what happens after.
 
 After a finished run (GA_LEARN on): secrets swept out of whatever memory files the run touched, the ledger of
-every SOP it read updated, a one-paragraph archive written, and — when objective signals say the run taught
-something — one distillation request. Nothing here can fail the run: every error becomes one terminal line.
+every SOP it read or ran updated, a one-paragraph archive written, and, when the run is verified (its --check
+passed; without one, it ended done with its last calls succeeding), the code that did its work extracted into a
+script SOP, kept only when a replay reproduces the run (memory/extract.py). No model request is made, so a local
+model's cached prompt stays warm. Nothing here can fail the run: every error becomes one terminal line.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import logging
+import re
+import shutil
 import time
 from collections import Counter
 from pathlib import Path
 
 from ga.config import Settings
-from ga.protocols import UI, ToolOutcome, Usage
+from ga.protocols import UI, ToolOutcome
 from ga.runs.folder import Run
 from ga.tooling import stamps
-from memory import distill
+from memory import snapshot
+from memory.extract import Replayer, extract
 from memory.guard import is_memory_path, opened_skill, run_secrets, sanitize, scrub
 from memory.index import refresh
-from sop import ledger, retrieval, store
+from memory.learnt import save_learnt
+from sop import ledger, store
 from sop.library import archive, load, save
 from sop.skill import SKILL_FILE
 from sop.words import keywords
@@ -31,8 +37,7 @@ log = logging.getLogger(__name__)
 
 FINISHED = ("done", "failed", "limit")
 """Statuses that end a run for good; paused and interrupted runs learn when they finish."""
-MIN_CALLS = 3
-"""A done run with fewer tool calls, no recovered failure and no human correction teaches nothing reusable."""
+WORK_TOOLS = ("code_run", "file_write", "file_patch")
 
 
 def observe(tool: str, result: ToolOutcome, state: dict, *, settings: Settings, run_id: str, run_dir: Path) -> None:
@@ -40,8 +45,6 @@ def observe(tool: str, result: ToolOutcome, state: dict, *, settings: Settings, 
     mem = state.setdefault("memory", {})
     mem["results"] = mem.get("results", 0) + 1
     if result.is_error:
-        if mem.get("read"):  # trouble while following an SOP: the run is worth distilling
-            mem["errors_after_read"] = mem.get("errors_after_read", 0) + 1
         return
     path = result.details.get("path")
     if not path:
@@ -65,18 +68,32 @@ def observe(tool: str, result: ToolOutcome, state: dict, *, settings: Settings, 
             result.content += "\n[memory: " + "; ".join(notes) + "]"
 
 
-def after_run(settings: Settings, run: Run, status: str, ui: UI) -> Usage | None:
-    """Learn from a finished run; what the distillation request spent, if one was answered. Never raises: a
-    failure is one line on the terminal."""
+def before(tool: str, args: dict, state: dict, *, settings: Settings, run_dir: Path) -> None:
+    """Before a call runs: the workspace is kept as it was (before the first call that may change it), and a
+    program that runs an SOP's script counts as a use of that SOP."""
+    if not settings.learn or tool not in WORK_TOOLS:
+        return
+    args = args if isinstance(args, dict) else {}
+    mem = state.setdefault("memory", {})
+    if "snapshot" not in mem:
+        mem["snapshot"] = snapshot.take(settings.workdir, run_dir) or "ok"
+    if tool == "code_run":
+        sop = str(store.sop_dir(settings.home))
+        for name in re.findall(rf"{re.escape(sop)}/([a-z0-9-]+)/scripts/", str(args.get("script", ""))):
+            mem.setdefault("used", {}).setdefault(name, True)
+
+
+def after_run(settings: Settings, run: Run, status: str, ui: UI, replayer: Replayer | None = None) -> None:
+    """Learn from a finished run. Never raises: a failure is one line on the terminal."""
     mem = run.state.setdefault("tool_state", {}).setdefault("memory", {})
     if not settings.learn or status not in FINISHED or mem.get("learned"):
-        return None
+        return
     try:
-        report = _learn(settings, run, status, mem)
+        report = _learn(settings, run, status, mem, ui=ui, replayer=replayer)
     except KeyboardInterrupt:
         report = {"error": "interrupted"}
         ui.notice(f"memory: learning skipped (interrupted); the run is {status}")
-    except Exception as e:  # a failed distillation never fails the run
+    except Exception as e:  # learning never fails the run
         log.warning("learning from run %s failed", run.id, exc_info=True)
         report = {"error": str(e)}
         ui.notice(f"memory: nothing learned ({e}); the run is {status}")
@@ -90,29 +107,70 @@ def after_run(settings: Settings, run: Run, status: str, ui: UI) -> Usage | None
     mem["learned"] = True
     run.save_state()
     run.append({"type": "memory", **report})
-    return Usage(**report["usage"]) if "usage" in report else None
+    shutil.rmtree(run.folder / snapshot.FOLDER, ignore_errors=True)  # the copy served its purpose
 
 
-def _learn(settings: Settings, run: Run, status: str, mem: dict) -> dict:
+def _learn(settings: Settings, run: Run, status: str, mem: dict, *, ui: UI, replayer: Replayer | None) -> dict:
     home, secrets = settings.home, run_secrets(run.folder)
     events = run.events()
     _sweep(home, run, secrets)
-    lines, shown = _ledger(settings, mem.get("read", {}), success=status == "done",
+    followed = {**dict.fromkeys(mem.get("read", {})), **dict.fromkeys(mem.get("used", {}))}
+    lines, shown = _ledger(settings, list(followed), success=status == "done",
                            words=[scrub(k, secrets) for k in keywords(run.state.get("task", ""))])
     store.write_text(store.archive_path(home, run.id), scrub(_archive(run, status, events, mem), secrets))
-    report: dict = {"ledger": list(mem.get("read", {}))}
-    why_not = _no_distillation(status, events, mem)
+    report: dict = {"ledger": list(followed)}
+    why_not = unverified(run, status, mem) or ("" if replayer else "no sandbox to replay scripts in")
     if why_not:
-        lines.append(why_not)
-        report["distilled"] = why_not
+        lines.append(f"no script learnt: {why_not}")
+        report["learnt"] = why_not
     else:
-        lines.append(_distill(settings, run, status, events, secrets=secrets, report=report))
-        if isinstance(report.get("distilled"), dict) and report["distilled"]["action"] != "covered":
-            shown.append(lines[-1])  # an SOP saved or changed
+        ui.notice("memory: learning from this run… (Ctrl-C skips)")
+        lines.append(_extract(settings, run, events, mem, replayer=replayer, secrets=secrets, report=report))
+        if isinstance(report.get("learnt"), dict) and report["learnt"]["action"] != "same":
+            shown.append(lines[-1])
     with store.locked(home):
         refresh(home, skills_path=settings.skills_path)
     report["lines"], report["shown"] = lines, shown
     return report
+
+
+def unverified(run: Run, status: str, mem: dict) -> str:
+    """Why this run's outcome is not verified ('' when it is): learning builds only on verified runs."""
+    if status != "done":
+        return f"the run ended {status}"
+    if run.state.get("check"):
+        return "" if run.state.get("verified") else "its check did not pass"
+    if run.state.get("last_failed"):
+        return "its last tool call failed"
+    if mem.get("snapshot", "ok") != "ok":
+        return mem["snapshot"]
+    return ""
+
+
+def _extract(settings: Settings, run: Run, events: list[dict], mem: dict, *, replayer: Replayer,
+             secrets: tuple[str, ...], report: dict) -> str:
+    task = run.state.get("task", "")
+    found = extract(task=task, events=events, workspace=settings.workdir, run_dir=run.folder,
+                    answer=str(run.state.get("answer") or ""), check=run.state.get("check") or "",
+                    replayer=replayer, staging=store.sop_dir(settings.home) / ".staging" / run.id)
+    if isinstance(found, str):
+        report["learnt"] = found
+        return f"no script learnt: {found}"
+    sop = str(store.sop_dir(settings.home))
+    if all(sop in s.code for s in found.steps if s.kind == "bash") and any(s.kind == "bash" for s in found.steps):
+        report["learnt"] = "followed an SOP's script"
+        return "the run ran an SOP's script: its ledger is updated, nothing new to learn"
+    replaces = next(iter(mem.get("used", {}) or mem.get("read", {})), "")
+    saved = save_learnt(found, home=settings.home, skills_path=settings.skills_path, run_id=run.id, task=task,
+                        check=run.state.get("check") or "", secrets=secrets, replaces=replaces)
+    if isinstance(saved, str):
+        report["learnt"] = saved
+        return f"no script learnt: {saved}"
+    report["learnt"] = {"name": saved.skill.name, "action": saved.action, "path": str(saved.skill.path),
+                        "verified": found.verified, "usage": saved.skill.metadata.get("usage", "")}
+    verb = {"created": "learnt script", "updated": "updated the script of",
+            "same": "the same script again:"}[saved.action]
+    return f"{verb} {saved.skill.name} ({found.verified}) → {saved.skill.folder}"
 
 
 def _sweep(home: Path, run: Run, secrets: tuple[str, ...]) -> None:
@@ -124,7 +182,7 @@ def _sweep(home: Path, run: Run, secrets: tuple[str, ...]) -> None:
                 sanitize(path, home=home, run_id=run.id, secrets=secrets)
 
 
-def _ledger(settings: Settings, read: dict[str, str], *, success: bool,
+def _ledger(settings: Settings, read: list[str], *, success: bool,
             words: list[str]) -> tuple[list[str], list[str]]:
     """Each SOP the run read records the outcome; a success also teaches it the task's words (how this user asked
     for it), so the next task worded like this one finds it. Returns what was recorded, and which of it changed an
@@ -155,94 +213,11 @@ def _ledger(settings: Settings, read: dict[str, str], *, success: bool,
     return lines, changed
 
 
-def _facts(events: list[dict]) -> dict:
-    results = [e for e in events if e.get("type") == "result"]
-    errors = [i for i, e in enumerate(results) if e.get("is_error")]
-    recovered = bool(errors) and any(not e.get("is_error") for e in results[errors[0] + 1:])
-    human = any(e.get("from") == "human" for e in events) or any(
-        e.get("name") == "ask_user" and not e.get("is_error") for e in results)
-    after_calls = events[max((i for i, e in enumerate(events) if e.get("type") == "result"), default=-1) + 1:]
-    doubted = any(e.get("type") == "nudge" and e.get("kind") == "doubt" for e in after_calls)
-    return {"calls": len(results), "errors": len(errors), "recovered": recovered, "human": human,
-            "last_failed": bool(results) and bool(results[-1].get("is_error")), "doubted": doubted,
-            "tools": Counter(e.get("name") for e in results)}
-
-
-def _no_distillation(status: str, events: list[dict], mem: dict) -> str:
-    """Why this run is not distilled ('' when it should be)."""
-    facts = _facts(events)
-    if status != "done":
-        return f"no SOP from a run that ended {status}"
-    if mem.get("read") and not mem.get("errors_after_read"):
-        return f"followed SOP {', '.join(mem['read'])} without trouble: ledger updated, nothing new to distil"
-    if mem.get("wrote"):
-        return f"the run saved its own SOP ({', '.join(dict.fromkeys(mem['wrote']))}); no distillation"
-    if facts["last_failed"] and not facts["human"]:  # a model may call it done after failing: nothing verified
-        return "the run's last tool call failed: nothing verified to distil"
-    if facts["doubted"]:  # "I need more information to assist you", said twice
-        return "the final answer was given again after ga doubted it: nothing verified to distil"
-    if facts["calls"] < MIN_CALLS and not facts["recovered"] and not facts["human"]:
-        return f"nothing to distil from {facts['calls']} tool call(s)"
-    return ""
-
-
-def _distill(settings: Settings, run: Run, status: str, events: list[dict], *, secrets: tuple[str, ...],
-             report: dict) -> str:
-    from ga.model.client import OpenAIModel  # only when a distillation really happens
-
-    task = run.state.get("task", "")
-    lib = load(settings.home, settings.skills_path)
-    closest = [s for s, _ in retrieval.relevant(lib.skills, task, home=settings.home, floor=0, limit=distill.CLOSEST)]
-    facts = _facts(events)
-    outcome = (f"{status} after {facts['calls']} tool calls ({facts['errors']} failed). "
-               f"Final answer: {run.state.get('answer', '')[:500]}")
-    messages = distill.request(task, scrub(outcome, secrets), scrub(compact(events), secrets), closest,
-                               settings.home)
-    # the client's own timeout a little later than the abandon below, so the user reads one cause, the same each time
-    model = OpenAIModel(dataclasses.replace(settings, request_timeout=settings.distill_timeout + 5, retries=0))
-    try:
-        reply = distill.ask(model, messages, settings.distill_timeout)
-        decision = distill.parse_reply(reply.content)
-        saved = distill.apply(decision, home=settings.home, skills_path=settings.skills_path, run_id=run.id,
-                              task=task, secrets=secrets)
-    except distill.DistillError as e:
-        report["distilled"] = f"refused: {e}"
-        return f"distillation gave nothing usable ({e}); nothing saved, the run is {status}"
-    report["usage"] = dataclasses.asdict(reply.usage)
-    if saved is None:
-        report["distilled"] = "nothing"
-        return "nothing new worth an SOP in this run"
-    report["distilled"] = {"name": saved.skill.name, "action": saved.action, "path": str(saved.skill.path)}
-    verb = {"created": "saved new SOP", "updated": "updated SOP", "merged": "merged into existing SOP",
-            "covered": "already covered by external skill"}[saved.action]
-    return f"{verb} {saved.skill.name} → {saved.skill.path}"
-
-
-def compact(events: list[dict], limit: int = distill.TRAJECTORY_CHARS) -> str:
-    """The run as short lines: what the model said and called, and the first line of each result."""
-    lines = []
-    for e in events:
-        if e.get("type") == "message" and e["message"].get("role") == "assistant":
-            message = e["message"]
-            if text := " ".join((message.get("content") or "").split()):
-                lines.append(f"assistant: {text[:300]}")
-            for call in message.get("tool_calls") or []:
-                lines.append(f"  call {call['function']['name']}({str(call['function'].get('arguments'))[:300]})")
-        elif e.get("type") == "result":
-            first = " ".join(str(e.get("content", "")).split())[:200]
-            lines.append(f"  {'FAILED' if e.get('is_error') else 'ok'}: {first}")
-        elif e.get("type") == "message" and e["message"].get("role") == "user" and lines:
-            lines.append(f"user: {' '.join(str(e['message'].get('content')).split())[:200]}")
-    text = "\n".join(lines)
-    if len(text) > limit:
-        text = f"{text[: limit // 3]}\n[… middle of the run left out …]\n{text[-(limit - limit // 3):]}"
-    return text
-
-
 def _archive(run: Run, status: str, events: list[dict], mem: dict) -> str:
     """L4: one paragraph per run, searchable with `python run.py memory search --runs QUERY`."""
-    facts = _facts(events)
-    tools = ", ".join(f"{name}×{n}" for name, n in facts["tools"].most_common())
+    results = [e for e in events if e.get("type") == "result"]
+    tools = ", ".join(f"{name}×{n}" for name, n in Counter(e.get("name") for e in results).most_common())
+    failed = sum(1 for e in results if e.get("is_error"))
     written = []
     for e in events:
         message = e.get("message") if e.get("type") == "message" else None
@@ -253,7 +228,7 @@ def _archive(run: Run, status: str, events: list[dict], mem: dict) -> str:
                 except (json.JSONDecodeError, RecursionError, TypeError, AttributeError):
                     continue
     parts = [f"Run {run.id} ({time.strftime('%Y-%m-%d')}, {status}): {run.state.get('task', '')}",
-             f"{facts['calls']} tool calls ({tools or 'none'}), {facts['errors']} failed"]
+             f"{len(results)} tool calls ({tools or 'none'}), {failed} failed"]
     if mem.get("read"):
         parts.append("SOPs read: " + ", ".join(mem["read"]))
     if written:

@@ -81,16 +81,25 @@ def answer_command(run_id: str, answer: str) -> list[str]:
     return [*ga_command(), "--resume", run_id, "--answer", answer, "--json", "--autonomous"]
 
 
+ARMS = ("nolearn", "taught")
+"""Learning arms: `nolearn` learns nothing (GA_LEARN=0: every round as round 1); `taught` has round 1 of a family
+played by the scripted upstream, a capable model's verified run (bench/harness/trial.py), the later rounds by the
+real model."""
+
+
 class GA:
     """ga through its public command line: --json --autonomous; a pause (exit 3) gets the scripted human's answer.
     `ga:small` / `ga:default` force its per-model settings (GA_MODEL_SETTINGS); plain `ga` lets the model's name
-    decide."""
+    decide. `ga:nolearn` and `ga:taught` are the learning arms (ARMS); joined with `+` (`ga:taught+small`)."""
 
-    def __init__(self, model_settings: str = "") -> None:
-        self.name = f"ga:{model_settings}" if model_settings else "ga"
-        self.model_settings = model_settings
+    def __init__(self, variant: str = "") -> None:
+        parts = [p for p in variant.split("+") if p]
+        self.name = f"ga:{variant}" if variant else "ga"
+        self.arm = next((p for p in parts if p in ARMS), "")
+        self.model_settings = next((p for p in parts if p not in ARMS), "")
         self.version = ga_version()
-        self.config = {"mode": "--json --autonomous", "model_settings": model_settings or "by the model's name"}
+        self.config = {"mode": "--json --autonomous", "model_settings": self.model_settings or "by the model's name",
+                       "learning": {"nolearn": "off", "taught": "on, round 1 scripted"}.get(self.arm, "on")}
 
     def run(self, ctx: TrialContext) -> AgentRun:
         env = {**ctx.env, "OPENAI_BASE_URL": ctx.openai_url, "OPENAI_API_KEY": ctx.api_key, "GA_MODEL": ctx.model,
@@ -98,6 +107,8 @@ class GA:
                "GA_REQUEST_TIMEOUT": f"{max(60.0, ctx.remaining()):.0f}"}
         if self.model_settings:
             env["GA_MODEL_SETTINGS"] = self.model_settings
+        if self.arm == "nolearn":
+            env["GA_LEARN"] = "0"
         # --max-time a little under the deadline: ga stops at a turn boundary and reports, rather than being killed
         argv = [*ga_command(), "--json", "--autonomous", "--workdir", str(ctx.workspace),
                 "--max-turns", str(ctx.max_turns), "--max-time", f"{max(1.0, ctx.remaining() - GRACE):.0f}",
@@ -146,7 +157,7 @@ def resolve(name: str) -> Adapter:
     if name in builtins:
         return builtins[name]()
     if name.startswith("ga:"):
-        return GA(model_settings=name.removeprefix("ga:"))
+        return GA(name.removeprefix("ga:"))
     path = Path(name).expanduser() if name.endswith(".toml") else CONFIGS / f"{name}.toml"
     if not path.is_file():
         known = sorted([*builtins, *(p.stem for p in CONFIGS.glob("*.toml"))])

@@ -137,7 +137,7 @@ def describe_server(base_url: str, key: str) -> dict:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from bench.harness import charts, report, runner
+    from bench.harness import charts, curve, report, results, runner
     from bench.harness.adapters import resolve
     from bench.harness.executors import make_executor
     from bench.harness.tasks import load_suite
@@ -176,6 +176,8 @@ def _bench(args: argparse.Namespace) -> int:
     if not args.no_report:
         path = report.write(config.out, list(agents), title=args.suite.resolve().name)
         print(f"ga bench: report {path}", file=sys.stderr)
+    for split, learnt in report.curves(results.load(config.out / "results.jsonl")).items():
+        print(f"{split} families, " + "\n".join(curve.lines(learnt)), file=sys.stderr)
     return 0
 
 

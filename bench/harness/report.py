@@ -8,7 +8,7 @@ from html import escape
 from pathlib import Path
 from string import Template
 
-from bench.harness import charts, results
+from bench.harness import charts, curve, results
 from bench.harness.stats import summarise
 
 TEMPLATE = Path(__file__).with_name("report_template.html")
@@ -102,7 +102,9 @@ def task_table(summary: dict) -> str:
 def families_html(summary: dict) -> str:
     if not summary["families"]:
         return ""
-    parts = ["<h2>Task families: cold (round 1) vs warm (later rounds)</h2>", '<table id="families">',
+    curves = [curve.html(c).replace("<h2>Learning curve</h2>", f"<h2>Learning curve · {escape(split)} families</h2>")
+              for split, c in summary.get("curve", {}).items()]
+    parts = [*curves, "<h2>Task families: cold (round 1) vs warm (later rounds)</h2>", '<table id="families">',
              _row(["family", "agent", "cold success", "cold tokens", "warm success", "warm tokens"], header=True)]
     for family, by_agent in summary["cold_warm"].items():
         for agent, cw in by_agent.items():
@@ -113,10 +115,17 @@ def families_html(summary: dict) -> str:
     return "\n".join(parts)
 
 
+def curves(rows: list[dict]) -> dict[str, dict]:
+    """The learning curve of each split that has families (test first: what is reported)."""
+    return {split: c for split in ("test", "dev")
+            if (c := curve.learning_curve([r for r in rows if r.get("split", "test") == split]))}
+
+
 def write(out: Path, agents: list[str] | None = None, title: str = "") -> Path:
     """Summarise out/results.jsonl into out/summary.json, out/charts/*.png and out/report.html."""
     rows = results.load(out / "results.jsonl")
     summary = summarise(rows, agents or [])
+    summary["curve"] = curves(rows)
     (out / "summary.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
     pictures = charts.draw(summary, out / "charts") if rows else []
     models = ", ".join(summary["models"]) or "none (built-in agents only)"

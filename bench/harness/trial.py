@@ -201,6 +201,11 @@ def _run_agent(adapter, ctx: TrialContext) -> AgentRun:
 def _upstream(stack: ExitStack, job: Job, task: Task, site_url: str, workspace: Path):
     """(the proxy's upstream, the scripted server or None; False when a scripted run has no script for the agent)."""
     config = job.config
+    if taught_round(job, task):
+        from ga.testing.script import ScriptedServer
+
+        server = stack.enter_context(ScriptedServer(taught_script(task)))
+        return Upstream(openai_base=server.url, timeout=config.upstream.timeout), server
     if not config.scripted:
         return config.upstream, None
     script_file = task.path / "scripted" / f"{job.agent}.json"
@@ -212,6 +217,23 @@ def _upstream(stack: ExitStack, job: Job, task: Task, site_url: str, workspace: 
     text = text.replace("{{workspace}}", json.dumps(str(workspace))[1:-1])
     server = stack.enter_context(ScriptedServer(json.loads(text)))
     return Upstream(openai_base=server.url, timeout=config.upstream.timeout), server
+
+
+def taught_round(job: Job, task: Task) -> bool:
+    """Round 1 of a family for the `ga:taught` arm: played by the scripted upstream, a capable model's run."""
+    return bool(task.family) and task.round == 1 and "taught" in job.agent.partition(":")[2].split("+")
+
+
+def taught_script(task: Task) -> list[dict]:
+    """The capable model's run: solution/taught.json (a ga.testing script) if the task has one, else one code_run
+    of solution/solve.sh and a short answer (the oracle's procedure, as a capable model would run it)."""
+    own = task.path / "solution" / "taught.json"
+    if own.is_file():
+        return json.loads(own.read_text(encoding="utf-8"))
+    solve = (task.path / "solution" / "solve.sh").read_text(encoding="utf-8")
+    body = "\n".join(line for line in solve.splitlines() if not line.startswith("#!"))
+    return [{"tool_calls": [{"name": "code_run", "arguments": {"type": "bash", "script": body}}]},
+            {"content": "Done: the task is complete."}]
 
 
 def _script_complete(server) -> bool:

@@ -13,7 +13,6 @@ Targets: hit@1 ≥ 0.90, hit@3 ≥ 0.97, unrelated tasks listing an SOP ≤ 5% (
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import statistics
 import subprocess
@@ -94,18 +93,6 @@ def retrieval_figures(show: bool, part: str) -> None:
     print(f"  {len(bare)} SOPs, every hand-written keyword removed (a foreign library): hit@1 {r['hit@1']:.3f}  "
           f"hit@3 {r['hit@3']:.3f}  unrelated listing an SOP {r['unrelated_listing']:.1%}")
     seeds_figures(show, part)
-
-
-def dedup_figures() -> None:
-    """How close distinct SOPs of the set come to each other, next to the dedup threshold."""
-    from memory.distill import DUPLICATE_SIMILARITY, sop_similarity
-
-    skills, _, _ = labelled()
-    pairs = sorted(((sop_similarity(a, b), a.name, b.name)
-                    for a, b in itertools.combinations(skills, 2)), reverse=True)
-    print(f"\n== dedup: closest distinct pairs of the labelled set (threshold {DUPLICATE_SIMILARITY})")
-    for sim, a, b in pairs[:3]:
-        print(f"  {sim:.3f}  {a} ~ {b}")
 
 
 def _install(home: Path, skills: list[Skill]) -> None:
@@ -226,7 +213,6 @@ def main() -> None:
         retrieval_figures(args.show, part)
     if args.only:
         return
-    dedup_figures()
     prompt_growth()
     retrieval_time(args.repeats)
 

@@ -154,15 +154,12 @@ def _end(ui: Terminal | JsonlSink, run: Run, outcome: Outcome, settings: Setting
 
 
 def learn_from(ui: Terminal | JsonlSink, run: Run, outcome: Outcome, settings: Settings) -> None:
-    """What the run taught, learned (memory/learn.py); the distillation's spend is counted in the run's usage."""
+    """What the run taught, learned (ga/cli/learning.py): no model request, so no spend and no evicted prefix."""
     if run.gone:
         return  # GA_HOME went with the run folder: nothing to learn into
-    from memory import learn
+    from ga.cli.learning import learn_after
 
-    if spent := learn.after_run(settings, run, outcome.status, ui):
-        outcome.usage.add(spent)
-        run.state["usage"] = asdict(outcome.usage)
-        run.save_state()
+    learn_after(ui, run, outcome.status, settings)
 
 
 def _sink(jsonl: bool, quiet: bool) -> Terminal | JsonlSink:
@@ -277,7 +274,8 @@ def build_agent(run: Run, settings: Settings, ui: Heartbeat, *, answer: str | No
     dispatcher = Dispatcher(load_tools(), drop_echoed=behaviour.drop_echoed_arguments, floors=floors)
     agent = Agent(settings=settings, model=model, run=run, ui=ui, interactive=not settings.autonomous,
                   dispatcher=dispatcher, answer=answer,
-                  memory=RunMemory(settings, run_id=run.id, run_dir=run.folder), model_settings=behaviour)
+                  memory=RunMemory(settings, run_id=run.id, run_dir=run.folder, whole_sops=behaviour.whole_sops),
+                  model_settings=behaviour)
     ui.started(run_id=run.id, task=run.state.get("task", ""), model=settings.model, workdir=str(settings.workdir),
                mode=settings.mode, resumed=bool(agent.turns), model_settings=behaviour.name, check=settings.check,
                autonomous=settings.autonomous_why, sandbox=settings.sandbox, sandbox_why=settings.sandbox_why)

@@ -18,7 +18,6 @@ ENVIRONMENT = """environment (a flag wins over its variable; the README's "Confi
                                    GA_LOCAL_SERVER_ARGS: more llama-server flags
   GA_CHECK                         = --check CMD
   GA_LEARN=0                       = --no-learn; GA_SKILLS_PATH=DIR:DIR more skill folders, read in place;
-                                   GA_DISTILL_TIMEOUT (120) seconds for learning from a run
   GA_MODEL_SETTINGS=small|default  force the per-model settings (otherwise ga/model/models.toml decides)
   GA_CONTEXT_TOKENS (32000)        the budget of each request; GA_MODEL_WINDOW the model's context (0: what the
                                    server says); GA_MAX_OUTPUT_TOKENS (8192) the most tokens of one reply;

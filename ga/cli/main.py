@@ -87,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--headed", action="store_true", help="show the browser window")
     p.add_argument("--no-browser-profile", action="store_true", help="fresh browser profile, nothing kept")
     p.add_argument("--no-stream", action="store_true", help="do not stream replies")
-    p.add_argument("--no-learn", action="store_true", help="write no memory: no distillation, ledger or archive "
+    p.add_argument("--no-learn", action="store_true", help="write no memory: no learnt script, ledger or archive "
                    "(= GA_LEARN=0)")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the answer (and errors)")
     p.add_argument("-v", "--verbose", action="store_true",

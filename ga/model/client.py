@@ -145,8 +145,8 @@ class OpenAIModel:
             arguments["tools"] = scrub(tools)
             if self.send_parallel_tool_calls:
                 arguments["parallel_tool_calls"] = True
-        if self.output_cap and self.settings.max_output_tokens:
-            arguments[self.output_cap] = self.settings.max_output_tokens
+        if self.output_cap and (cap := _cap(self.settings.max_output_tokens, self.model_settings.max_reply_tokens)):
+            arguments[self.output_cap] = cap
         if self.streaming:
             arguments["stream"] = True
             if self.send_stream_options:
@@ -166,7 +166,8 @@ class OpenAIModel:
             self.send_parallel_tool_calls = False
             log.info("server rejects parallel_tool_calls; sending requests without it")
             return True
-        if self.output_cap and self.settings.max_output_tokens and self.output_cap in text:
+        if self.output_cap and _cap(self.settings.max_output_tokens, self.model_settings.max_reply_tokens) \
+                and self.output_cap in text:
             # newer OpenAI models want max_completion_tokens; a server that knows neither gets none
             self.output_cap = "max_completion_tokens" if self.output_cap == "max_tokens" else ""
             log.info("server rejects the output cap parameter; now: %s", self.output_cap or "none")
@@ -275,3 +276,8 @@ def _cannot_connect(err: Exception) -> bool:
     cause = err.__cause__
     return (isinstance(err, openai.APIConnectionError) and not isinstance(err, openai.APITimeoutError)
             and cause is not None and any(c.__name__ == "ConnectError" for c in type(cause).__mro__))
+
+
+def _cap(configured: int, model: int) -> int:
+    """The completion cap: GA_MAX_OUTPUT_TOKENS, lowered by the model's own setting (0: none of that one)."""
+    return min(c for c in (configured, model) if c) if configured or model else 0

@@ -44,6 +44,13 @@ class ModelSettings:
     """A file_read `count` below this is refused with a hint to ask for more (0: any count). A small model paged a
     675-line README three lines a turn, taking the 3 of "three bullet points" for a count."""
 
+    max_reply_tokens: int = 0
+    """One reply's tokens at most, below GA_MAX_OUTPUT_TOKENS (0: that alone). A 1.5B model's looping reply ran for
+    7 minutes at 8,192 tokens and spent a run's whole time."""
+    whole_sops: bool = False
+    """The SOPs listed for a task are shown whole (up to a few hundred tokens each), not only named: a small model
+    follows a usage line it can see, and seldom opens a file to find one. Short ones are shown whole to every model."""
+
     @property
     def small(self) -> bool:
         return self.name != "default"

@@ -176,7 +176,7 @@ class Run:
             if kind == "message" and isinstance(event.get("message"), dict):
                 h.messages.append(event["message"])
                 h.usage.add(_usage(event))
-            elif kind in ("summary", "memory"):  # side requests (the context's summary, distillation): real spend
+            elif kind in ("summary", "memory"):  # side requests (the context's summary; older runs' distillation)
                 h.usage.add(_usage(event))
             elif kind == "call_start" and isinstance(event.get("id"), str):
                 h.started.add(event["id"])

@@ -51,6 +51,32 @@ JSON exports (lists of objects, nested fields) must become a spreadsheet.
 """
 
 
+TASK = "`payments.csv` has a column named `amount`. Write the sum of that column into `total.txt`."
+NEXT = "`sales.csv` has a column named `price`. Write the sum of that column into `sum.txt`."
+SUM = ("import csv\ntotal = sum(float(r['amount']) for r in csv.DictReader(open('payments.csv')))\n"
+       "open('total.txt', 'w').write(f'{total:.2f}\\n')\n")
+
+
+def payments(workspace, name="payments.csv", column="amount", values=("10.50", "20.25", "5.00")):
+    rows = "".join(f"{i},{v}\n" for i, v in enumerate(values, 1))
+    (workspace / name).write_text(f"id,{column}\n{rows}")
+
+
+def sum_run(answer: str = "Done: total.txt holds 35.75.") -> list[dict]:
+    """A run as a model makes it: a look around, a failed attempt, the program that worked, the answer."""
+    return [{"tool_calls": [tool_call("code_run", type="bash", script="ls -la")]},
+            {"tool_calls": [tool_call("code_run", script=SUM.replace("'amount'", "'Amount'"))]},  # KeyError
+            {"tool_calls": [tool_call("code_run", script=SUM)]},
+            {"content": answer}]
+
+
+def skill_folder(root: Path, name: str, text: str) -> Path:
+    folder = root / name
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(text)
+    return folder
+
+
 def csv_run(answer: str = "Done: 2 rows.") -> list[dict]:
     """A successful three-call run of the CSV-summary family."""
     return [

@@ -13,7 +13,7 @@ from ga.testing.script import tool_call
 from memory.guard import harvest, scrub
 from sop.skill import read
 from tests.ga.cli.test_cli import wait_for
-from tests.memory.helpers import SOP_REPLY, csv_run, run_ga
+from tests.memory.helpers import SOP_REPLY, TASK, csv_run, payments, run_ga, sum_run
 
 API_KEY = "sk-test-abcdefghijklmnop123456"
 PASSWORD = "hunter2hunter2"
@@ -43,18 +43,14 @@ def test_secrets_in_the_trajectory_never_reach_memory_files(home, workspace):
     assert proc.returncode == 0, proc.stderr
     server.assert_complete()  # the run saved its own SOP: no distillation
     assert "secret value(s) redacted" in server.requests[4]["messages"][-1]["content"]
-    leaky = SOP_REPLY.format(name="csv-summary-script", extra=f" (log in with {PASSWORD}, DB_PASSWORD={PASSWORD})")
-    steps = [{"tool_calls": [tool_call("code_run", script="print(open('config.env').read())")]}, *csv_run(),
-             {"content": leaky}]
-    proc, server = run_ga(steps, home, workspace, "summarise data.csv after reading config.env",
-                          OPENAI_API_KEY=API_KEY)
+    payments(workspace)
+    steps = [{"tool_calls": [tool_call("code_run", script="print(open('config.env').read())")]}, *sum_run()]
+    proc, server = run_ga(steps, home, workspace, TASK, OPENAI_API_KEY=API_KEY)
     assert proc.returncode == 0, proc.stderr
-    assert "csv-summary-script" in proc.stderr
-    text = _memory_text(home)
+    assert "learnt script" in proc.stderr
+    text = _memory_text(home)  # SKILL.md files, learnt scripts, facts, archives
     for secret in (PASSWORD, TOKEN, API_KEY):
         assert secret not in text
-        assert secret not in str(server.requests[-1]["messages"])  # nor in the distillation request
-    assert "[REDACTED]" in (home / "sop/csv-summary-script/SKILL.md").read_text()
     assert read(sop_path).metadata["source"] == "model"  # provenance stamped on the model's own SOP
     assert "[run " in (home / "memory/facts.md").read_text()
 

@@ -1,235 +1,245 @@
-"""Learning through the CLI: scripted server over HTTP, real run.py subprocesses, real files under GA_HOME."""
+"""Learning through the CLI: scripted server over HTTP, real run.py subprocesses, real files under GA_HOME, real
+replays of the learnt scripts in the sandbox."""
 
 from __future__ import annotations
 
 import json
 import select
+import subprocess
 
 from ga.testing.script import ScriptedServer, tool_call
 from sop.library import SEEDS, skill_files
 from sop.skill import read
 from tests.ga.cli.test_cli import ga, ga_background, only_run, wait_for
 from tests.memory.helpers import (
-    JSON_REPLY,
-    REWORDED_REPLY,
+    NEXT,
     SOP_REPLY,
-    csv_run,
-    first_user_message,
+    SUM,
+    TASK,
     listed,
     memory_events,
+    payments,
     run_ga,
+    skill_folder,
     sop_names,
+    sum_run,
 )
 
-TASK = "write a script that summarises data.csv"
 SEED_NAMES = sorted(p.parent.name for p in skill_files(SEEDS))
+def learnt(home) -> list[str]:
+    return [n for n in sop_names(home) if n not in SEED_NAMES]
 
 
-def test_a_successful_multistep_run_leaves_one_valid_sop_and_a_refreshed_index(home, workspace):
-    proc, server = run_ga([*csv_run(), {"content": SOP_REPLY.format(name="csv-summary-script", extra="")}],
-                          home, workspace, TASK)
-    server.assert_complete()
+def test_a_verified_run_becomes_a_script_that_does_its_work_with_the_values_as_parameters(home, workspace):
+    payments(workspace)
+    proc, server = run_ga(sum_run(), home, workspace, TASK)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "Done: 2 rows."
-    assert sop_names(home) == sorted([*SEED_NAMES, "csv-summary-script"])
-    skill = read(home / "sop/csv-summary-script/SKILL.md")
-    assert skill.metadata["source"] == "distilled" and skill.metadata["status"] == "ok"
-    run_id = next((home / "runs").iterdir()).name
-    assert skill.metadata["runs"] == run_id  # provenance
-    assert "csv" in skill.metadata["keywords"]
-    assert "- csv-summary-script" in (home / "memory/index.md").read_text().splitlines()
-    assert f"saved new SOP csv-summary-script → {home / 'sop/csv-summary-script/SKILL.md'}" in proc.stderr
-    # the distillation request: no tools, the compacted run and the task in it, after the run's own requests
-    distill = server.requests[-1]
-    assert "tools" not in distill
-    assert TASK in distill["messages"][1]["content"] and "code_run" in distill["messages"][1]["content"]
-    assert (home / f"memory/archive/{run_id}.md").read_text().startswith(f"Run {run_id}")
-
-
-def test_the_distillation_request_is_counted_in_the_runs_usage(home, workspace):
-    proc, server = run_ga([*csv_run(), {"content": "NOTHING"}], home, workspace, TASK, "--json")
     server.assert_complete()
-    told = json.loads(proc.stdout)["usage"]  # printed when the run ended, before ga learned from it
-    assert told["requests"] == len(csv_run())
-    (run,) = (home / "runs").iterdir()
-    usage = json.loads((run / "state.json").read_text())["usage"]  # `runs` shows the whole spend
-    assert usage["requests"] == len(server.requests) == len(csv_run()) + 1  # what a metering proxy counts
-    with ScriptedServer([]) as idle:
-        again = ga(["--resume", run.name, "--json"], idle, home, workspace, GA_LEARN="")
-    assert not idle.requests and json.loads(again.stdout)["usage"] == usage  # the finished run, told again
+    assert len(server.requests) == len(sum_run())  # learning asked the model nothing
+    (name,) = learnt(home)
+    folder = home / "sop" / name
+    skill = read(folder / "SKILL.md")
+    meta = skill.metadata
+    assert (meta["source"], meta["verified"], meta["script"]) == ("learnt", "reproduced", "scripts/main.py")
+    assert meta["usage"] == f"python3 {folder}/scripts/main.py INPUT_CSV COLUMN OUTPUT_TXT"
+    script = (folder / "scripts/main.py").read_text()
+    assert "ls -la" not in script and "'Amount'" not in script  # exploration and the failed attempt dropped
+    assert "sys.argv[1]" in script and "payments.csv" not in script and "r[COLUMN]" in script
+    assert "INPUT_CSV" in skill.description and "payments.csv amount total.txt" in skill.body  # usage, example
+    run_id = only_run(home).name
+    assert meta["runs"] == run_id and f"learnt script {name} (reproduced)" in proc.stderr
+    (event,) = memory_events(home)
+    assert event["learnt"]["name"] == name and event["learnt"]["action"] == "created"
+    assert not (only_run(home) / "before").exists()  # the workspace copy served its purpose
+    # the script does the same work on other values, outside ga
+    other = workspace.parent / "other"
+    other.mkdir()
+    payments(other, "sales.csv", "price", ("1.25", "2.50"))
+    subprocess.run(["python3", str(folder / "scripts/main.py"), "sales.csv", "price", "sum.txt"], cwd=other,
+                   check=True, timeout=30)
+    assert (other / "sum.txt").read_text() == "3.75\n"
+
+
+def test_the_next_task_sees_the_script_whole_runs_it_and_records_the_use(home, workspace):
+    payments(workspace)
+    run_ga(sum_run(), home, workspace, TASK)
+    (name,) = learnt(home)
+    usage = read(home / "sop" / name / "SKILL.md").metadata["usage"]
+    payments(workspace, "sales.csv", "price", ("1.25", "2.50"))
+    command = usage.replace("INPUT_CSV COLUMN OUTPUT_TXT", "sales.csv price sum.txt")
+    proc, server = run_ga([{"tool_calls": [tool_call("code_run", type="bash", script=command)]},
+                           {"content": "Done."}], home, workspace, NEXT, GA_MODEL_SETTINGS="small")
+    assert proc.returncode == 0, proc.stderr
+    shown = listed(server)
+    assert f"- {name} (" in shown and usage in shown and "payments.csv amount total.txt" in shown  # whole
+    assert (workspace / "sum.txt").read_text() == "3.75\n"
+    meta = read(home / "sop" / name / "SKILL.md").metadata
+    assert (meta["uses"], meta["successes"]) == ("1", "1")
+    assert learnt(home) == [name]  # a plain use teaches nothing new
+
+
+def test_a_program_the_run_wrote_and_ran_becomes_run_sh_with_the_program_beside_it(home, workspace):
+    payments(workspace)
+    steps = [{"tool_calls": [tool_call("file_write", path="solve.py", content=SUM)]},
+             {"tool_calls": [tool_call("code_run", type="bash", script="python3 solve.py && cat total.txt")]},
+             {"content": "Done."}]
+    proc, _ = run_ga(steps, home, workspace, TASK)
+    assert proc.returncode == 0, proc.stderr
+    (name,) = learnt(home)
+    scripts = home / "sop" / name / "scripts"
+    assert sorted(p.name for p in scripts.iterdir()) == ["run.sh", "solve.py"]
+    assert 'python3 "$HERE/solve.py"' in (scripts / "run.sh").read_text()
+    assert "os.environ['INPUT_CSV']" in (scripts / "solve.py").read_text()
+    other = workspace.parent / "other"
+    other.mkdir()
+    payments(other, "sales.csv", "price", ("1.25", "2.50"))
+    subprocess.run(["bash", str(scripts / "run.sh"), "sales.csv", "price", "sum.txt"], cwd=other, check=True,
+                   timeout=30, capture_output=True)
+    assert (other / "sum.txt").read_text() == "3.75\n" and not (other / "solve.py").exists()
+
+
+def test_a_shell_command_gets_its_values_as_quoted_arguments(home, workspace):
+    (workspace / "server.log").write_text("a ERROR x\nb INFO\nc ERROR y\n")
+    task = "How many lines of `server.log` contain the word ERROR? Write the count into `errors.txt`."
+    steps = [{"tool_calls": [tool_call("code_run", type="bash", script="grep -c 'ERROR' server.log > errors.txt")]},
+             {"content": "2 lines."}]
+    proc, _ = run_ga(steps, home, workspace, task, "-v")
+    assert proc.returncode == 0, proc.stderr
+    assert len(learnt(home)) == 1, proc.stderr
+    (name,) = learnt(home)
+    run_sh = (home / "sop" / name / "scripts/run.sh").read_text()
+    assert 'grep -c "${WORD}" "${INPUT_LOG}" > "${OUTPUT_TXT}"' in run_sh
+    other = workspace.parent / "other"
+    other.mkdir()
+    (other / "app log.txt").write_text("WARN a\nWARN b\nWARN c\nINFO\n")  # a space in a value stays one argument
+    subprocess.run(["bash", str(home / "sop" / name / "scripts/run.sh"), "app log.txt", "WARN", "n.txt"],
+                   cwd=other, check=True, timeout=30)
+    assert (other / "n.txt").read_text() == "3\n"
+
+
+def test_an_answer_is_reproduced_by_what_the_script_prints(home, workspace):
+    (workspace / "data.txt").write_text("a\nb\nc\n")
+    steps = [{"tool_calls": [tool_call("code_run", type="bash", script="wc -l < data.txt")]},
+             {"content": "`data.txt` has 3 lines."}]
+    proc, _ = run_ga(steps, home, workspace, "How many lines does `data.txt` have?")
+    assert proc.returncode == 0, proc.stderr
+    (name,) = learnt(home)
+    assert read(home / "sop" / name / "SKILL.md").metadata["verified"] == "reproduced"
+
+
+def test_with_a_check_the_script_must_pass_it_on_the_replay_too(home, workspace):
+    payments(workspace)
+    proc, _ = run_ga(sum_run(), home, workspace, TASK, "--check", "grep -qx 35.75 total.txt")
+    assert proc.returncode == 0, proc.stderr
+    (name,) = learnt(home)
+    skill = read(home / "sop" / name / "SKILL.md")
+    assert skill.metadata["verified"] == "checked" and "Check: `grep -qx 35.75 total.txt`" in skill.body
+
+
+def test_unverified_runs_and_typed_answers_teach_nothing(home, workspace):
+    payments(workspace)
+    failing = {"tool_calls": [tool_call("code_run", script="raise SystemExit('no column')")]}
+    cases = [  # (steps, extra flags, why)
+        ([*sum_run()[:3], failing, {"content": "Done."}], [], "its last tool call failed"),
+        (sum_run(), ["--check", "grep -q 99 total.txt"], "never passed"),  # paused: a paused run learns nothing
+        ([{"tool_calls": [tool_call("file_read", path="payments.csv")]},
+          {"tool_calls": [tool_call("file_write", path="total.txt", content="35.75\n")]}, {"content": "Done."}],
+         [], "typed, not computed"),
+    ]
+    for steps, flags, why in cases:
+        script = [*steps[:3], *[{"content": "Done."}] * 3] if flags else steps
+        proc, _ = run_ga(script, home, workspace, TASK, "-v", "--max-turns", "8", *flags)
+        assert why in proc.stderr, proc.stderr
+        (workspace / "total.txt").unlink(missing_ok=True)
+    assert learnt(home) == []
+
+
+def test_the_same_procedure_learnt_again_updates_its_one_sop(home, workspace):
+    payments(workspace)
+    run_ga(sum_run(), home, workspace, TASK)
+    payments(workspace, "sales.csv", "price", ("1.25", "2.50"))
+    again = SUM.replace("payments.csv", "sales.csv").replace("'amount'", "'price'").replace("total.txt", "sum.txt")
+    proc, _ = run_ga([{"tool_calls": [tool_call("code_run", script=again)]}, {"content": "Done."}],
+                     home, workspace, NEXT, "-v")
+    assert proc.returncode == 0, proc.stderr
+    (name,) = learnt(home)
+    assert "the same script again" in proc.stderr
+    assert len(read(home / "sop" / name / "SKILL.md").metadata["runs"].split(",")) == 2
+
+
+def test_a_script_holding_a_secret_is_not_kept(home, workspace):
+    payments(workspace)
+    key = "sk-proj-" + "Ab3" * 16
+    leaky = SUM + f"\nAPI_KEY = '{key}'\n"
+    proc, _ = run_ga([{"tool_calls": [tool_call("code_run", script=leaky)]}, {"content": "Done."}],
+                     home, workspace, TASK, "-v")
+    assert proc.returncode == 0 and "would hold a secret" in proc.stderr, proc.stderr
+    assert learnt(home) == [] and key not in "".join(p.read_text() for p in home.rglob("*.md"))
+
+
+def test_a_replay_has_no_network_and_never_changes_the_workspace(home, workspace):
+    """The run fetched from a server on the host; its replay cannot, so nothing is learnt, and the workspace is as
+    the run left it."""
+    import functools
+    import http.server
+    import threading
+
+    serves = workspace.parent / "site"
+    serves.mkdir()
+    (serves / "page.txt").write_text("42\n")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(serves))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    (workspace / "notes.txt").write_text("keep\n")
+    fetch = (f"import urllib.request\nopen('copy.txt', 'w').write(urllib.request.urlopen("
+             f"'http://127.0.0.1:{server.server_port}/page.txt').read().decode())")
+    try:
+        proc, _ = run_ga([{"tool_calls": [tool_call("code_run", script=fetch)]}, {"content": "Done."}], home,
+                         workspace, "Copy `page.txt` from the local server into `copy.txt`.", "-v", "--no-sandbox")
+    finally:
+        server.shutdown()
+    assert proc.returncode == 0 and (workspace / "copy.txt").read_text() == "42\n", proc.stderr
+    assert "did not reproduce its outputs" in proc.stderr and learnt(home) == []
+    assert sorted(p.name for p in workspace.iterdir()) == ["copy.txt", "notes.txt"]
 
 
 def test_a_kill_9_while_ga_learns_keeps_the_json_object_and_the_outbox(home, workspace):
-    steps = [*csv_run(), {"content": "NOTHING", "delay": 60}]  # the distillation is answered late
-    with ScriptedServer(steps) as server:
+    payments(workspace)
+    slow = "import time\ntime.sleep(4)\n" + SUM  # every replay takes seconds
+    with ScriptedServer([{"tool_calls": [tool_call("code_run", script=slow)]}, {"content": "Done."}]) as server:
         proc = ga_background([TASK, "--json"], server, home, workspace, GA_LEARN="")
         try:
-            wait_for(lambda: len(server.requests) == len(csv_run()) + 1)  # ga is learning from the run
-            ready, _, _ = select.select([proc.stdout], [], [], 20)
+            ready, _, _ = select.select([proc.stdout], [], [], 60)
             line = proc.stdout.readline() if ready else ""
+            wait_for((home / "sop/.staging").exists, timeout=60)  # a replay is under way
         finally:
-            proc.kill()  # kill -9 while the distillation request is still waiting for its answer
+            proc.kill()  # kill -9 while the replays run
             proc.wait(timeout=10)
-    assert line, "the --json object was not printed before learning"
     told = json.loads(line)
-    assert told["status"] == "done" and told["answer"] == "Done: 2 rows."
+    assert told["status"] == "done" and told["answer"] == "Done."
     run = only_run(home)
     assert json.loads((run / "outbox/result.json").read_text())["status"] == "done"
     assert json.loads((run / "state.json").read_text())["status"] == "done"
 
 
-def test_a_second_similar_task_lists_the_sop_in_its_first_request_and_an_unrelated_one_lists_none(home, workspace):
-    run_ga([*csv_run(), {"content": SOP_REPLY.format(name="csv-summary-script", extra="")}], home, workspace, TASK)
-    proc, server = run_ga([{"content": "ok"}], home, workspace, "summarize the columns of sales.csv")
-    assert proc.returncode == 0, proc.stderr
-    assert first_user_message(server) == "summarize the columns of sales.csv"
-    system = listed(server)  # listed at the end of the system prompt, after the parts every run shares
-    assert "[Memory: SOPs" in system and f"- csv-summary-script ({home / 'sop/csv-summary-script/SKILL.md'})" in system
-    assert system.index("[Memory: SOPs") > system.index("Memory index")  # after the L1 index
-    proc, server = run_ga([{"content": "Hi!"}], home, workspace, "Hello")
-    assert first_user_message(server) == "Hello" and "[Memory: SOPs" not in listed(server)
-
-
-def test_the_sop_keeps_the_distillers_keywords_and_the_users_own_words_for_the_next_task(home, workspace):
-    reply = SOP_REPLY.format(name="csv-summary-script", extra="").replace(
-        "\n---\n## When", "\nkeywords: spreadsheet totals, 报表\n---\n## When", 1)
-    proc, _ = run_ga([*csv_run(), {"content": reply}], home, workspace, "用 Python 汇总 data.csv 每一列")
-    assert proc.returncode == 0, proc.stderr
-    keywords = read(home / "sop/csv-summary-script/SKILL.md").metadata["keywords"]
-    assert keywords.split(", ")[:6] == ["python", "汇总", "data", "csv", "每一列", "spreadsheet totals"]
-    assert "报表" in keywords
-    _, server = run_ga([{"content": "ok"}], home, workspace, "把 sales.csv 做成报表")  # csv alone is too little
-    assert str(home / "sop/csv-summary-script/SKILL.md") in listed(server)
-
-
-def test_the_same_family_distilled_ten_times_leaves_one_sop_and_one_index_line(home, workspace):
-    names = ["csv-summary-script", "summarize-csv-file", "csv-summary", "csv-report-script", "summarise-csv",
-             "UPDATE: csv-summary-script\n", "csv-column-totals", "csv-summary-script", "quick-csv-summary",
-             "csv-stats-script"]
-    for i, name in enumerate(names):
-        update = name.startswith("UPDATE")
-        template = REWORDED_REPLY if i % 2 else SOP_REPLY  # the same procedure in other words
-        reply = (name + template.format(name="csv-summary-script", extra=f" (round {i})") if update
-                 else template.format(name=name, extra=f" (round {i})"))
-        proc, _ = run_ga([*csv_run(), {"content": reply}], home, workspace, f"{TASK} (file {i})")
-        assert proc.returncode == 0, proc.stderr
-    assert sop_names(home) == sorted([*SEED_NAMES, "csv-summary-script"])
-    skill = read(home / "sop/csv-summary-script/SKILL.md")
-    assert "(round 9)" in skill.body
-    assert len(skill.metadata["runs"].split(",")) == 10
-    index = (home / "memory/index.md").read_text()
-    assert index.count("csv") == 1
-
-
-def test_two_concurrent_distillations_leave_valid_files(home, workspace):
-    replies = [SOP_REPLY.format(name="csv-summary-script", extra=""), JSON_REPLY]
-    servers = [ScriptedServer([*csv_run(), {"content": r, "delay": 1.0}]).start() for r in replies]
-    try:
-        procs = [ga_background([f"{TASK} {i}"], s, home, workspace, GA_LEARN="") for i, s in enumerate(servers)]
-        outs = [p.communicate(timeout=60) for p in procs]
-    finally:
-        for s in servers:
-            s.close()
-    assert [p.returncode for p in procs] == [0, 0], outs
-    assert {"csv-summary-script", "json-to-csv"} <= set(sop_names(home))
-    for name in ("csv-summary-script", "json-to-csv"):
-        read(home / f"sop/{name}/SKILL.md")  # parses: not torn, not interleaved
-    index = (home / "memory/index.md").read_text()
-    assert "- csv-summary-script" in index and "- json-to-csv" in index
-    assert not list(home.rglob("*.tmp"))
-
-
-def test_a_distillation_that_errors_or_times_out_leaves_the_run_done(home, workspace):
-    proc, _ = run_ga([*csv_run(), {"fault": "500"}], home, workspace, TASK, "--json", "-v")
-    assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["status"] == "done"
-    assert "distillation gave nothing usable" in proc.stderr and "the run is done" in proc.stderr
-    late = {"content": SOP_REPLY.format(name="late", extra=""), "delay": 600}
-    with ScriptedServer([*csv_run(), late]) as server:
-        # had it waited for the reply, the process would outlive the 120 s limit and the test would fail
-        proc = ga([TASK, "--json", "-v"], server, home, workspace, timeout=120, GA_LEARN="", GA_DISTILL_TIMEOUT="1")
-    assert proc.returncode == 0 and json.loads(proc.stdout)["status"] == "done"
-    assert "no reply within 1 s" in proc.stderr
-    assert sop_names(home) == SEED_NAMES
-
-
-def test_junk_from_the_distiller_is_refused_and_nothing_is_written(home, workspace):
-    proc, _ = run_ga([*csv_run(), {"content": "Sure! Here is what I learned: the script worked."}],
-                     home, workspace, TASK, "-v")
-    assert proc.returncode == 0
-    assert "neither NOTHING nor an SOP" in proc.stderr
-    proc, _ = run_ga([*csv_run(), {"content": "NOTHING"}], home, workspace, TASK)
-    assert "nothing new worth an SOP" not in proc.stderr  # a decision that changed nothing: shown with -v only
-    proc, _ = run_ga([*csv_run(), {"content": "NOTHING"}], home, workspace, TASK, "-v")
-    assert "nothing new worth an SOP" in proc.stderr
-    assert sop_names(home) == SEED_NAMES
-
-
-def test_a_run_called_done_after_its_last_tool_call_failed_is_not_distilled(home, workspace):
-    failing = {"tool_calls": [tool_call("code_run", script="raise SystemExit('summarize.py: no column b')")]}
-    steps = [*csv_run()[:2], failing, failing, {"content": "Fixed: run summarize.py again."}]
-    proc, server = run_ga(steps, home, workspace, TASK, "-v")
-    server.assert_complete()  # no distillation request
-    assert proc.returncode == 0 and "the run's last tool call failed: nothing verified to distil" in proc.stderr
-    assert sop_names(home) == SEED_NAMES
-
-
-def test_a_run_whose_answer_stood_only_after_a_doubt_is_not_distilled(home, workspace):
-    lost = "I'm sorry, but I need more information. Could you please provide me with the necessary details?"
-    steps = [*csv_run()[:3], {"content": lost}, {"content": lost}]  # the second one counts as the answer
-    proc, server = run_ga(steps, home, workspace, TASK, "-v", GA_MODEL_SETTINGS="small")  # a capable model: no doubt
-    server.assert_complete()  # no distillation request
-    assert proc.returncode == 0 and "after ga doubted it: nothing verified to distil" in proc.stderr
-    assert server.requests[4]["messages"][-1]["content"].startswith("Your reply has no tool call")
-    assert sop_names(home) == SEED_NAMES
-
-
-def test_no_learn_writes_no_memory_and_makes_no_distillation_request(home, workspace):
-    proc, server = run_ga(csv_run(), home, workspace, TASK, "--no-learn")
-    server.assert_complete()  # no fifth request
-    assert proc.returncode == 0
-    assert not (home / "memory/archive").exists()
-    proc, server = run_ga(csv_run(), home, workspace, TASK, GA_LEARN="0")
+def test_no_learn_writes_no_memory(home, workspace):
+    payments(workspace)
+    proc, server = run_ga(sum_run(), home, workspace, TASK, "--no-learn")
     server.assert_complete()
+    assert proc.returncode == 0 and learnt(home) == [] and not (home / "memory/archive").exists()
+    assert not any(home.glob("runs/*/before"))  # no copy of the workspace was made
 
 
-def test_a_run_that_followed_an_sop_without_trouble_bumps_its_ledger_instead_of_distilling(home, workspace):
-    run_ga([*csv_run(), {"content": SOP_REPLY.format(name="csv-summary-script", extra="")}], home, workspace, TASK)
-    path = str(home / "sop/csv-summary-script/SKILL.md")
-    steps = [{"tool_calls": [tool_call("file_read", path=path)]}, *csv_run()]
-    proc, server = run_ga(steps, home, workspace, "tally the ledger rows of data.csv", "-v")
-    server.assert_complete()  # no distillation request
-    assert "followed SOP csv-summary-script without trouble" in proc.stderr
-    meta = read(home / "sop/csv-summary-script/SKILL.md").metadata
-    assert (meta["uses"], meta["successes"], meta["failures"]) == ("1", "1", "0") and meta["last_success"]
-    assert {"tally", "ledger", "rows"} <= set(meta["keywords"].split(", "))  # how this user asked for it
-    _, server = run_ga([{"content": "ok"}], home, workspace, "tally the ledger")  # shares no word with the SOP
-    assert "csv-summary-script" in server.requests[0]["messages"][0]["content"]
-
-
-def test_an_sop_that_failed_twice_in_a_row_is_flagged_then_archived_with_a_pointer(home, workspace):
-    run_ga([*csv_run(), {"content": SOP_REPLY.format(name="csv-summary-script", extra="")}], home, workspace, TASK)
+def test_an_sop_read_without_trouble_bumps_its_ledger_and_two_failures_flag_it(home, workspace, tmp_path):
+    skill_folder(tmp_path / "src", "csv-summary-script", SOP_REPLY.format(name="csv-summary-script", extra=""))
+    assert ga(["memory", "import", str(tmp_path / "src")], None, home, workspace).returncode == 0
     path = home / "sop/csv-summary-script/SKILL.md"
-    failing = [{"tool_calls": [tool_call("file_read", path=str(path))]},
-               {"tool_calls": [tool_call("code_run", script="raise SystemExit(3)")]}]
+    steps = [{"tool_calls": [tool_call("file_read", path=str(path))]}, {"content": "Done."}]
+    proc, _ = run_ga(steps, home, workspace, "summarise data.csv", "-v")
+    meta = read(path).metadata
+    assert (meta["uses"], meta["successes"]) == ("1", "1") and "summarise" in meta["keywords"]
+    failing = [steps[0], {"tool_calls": [tool_call("code_run", script="raise SystemExit(3)")]}]
     for _ in range(2):
-        proc, _ = run_ga(failing, home, workspace, TASK, "--max-turns", "2")
+        proc, _ = run_ga(failing, home, workspace, "summarise data.csv", "--max-turns", "2")
         assert proc.returncode == 4, proc.stderr
-    assert read(path).metadata["status"] == "flagged"
-    assert "failed twice in a row" in proc.stderr
-    assert "- csv-summary-script (flagged" in (home / "memory/index.md").read_text()
-    _, server = run_ga([{"content": "ok"}], home, workspace, TASK)
-    assert "[flagged: failed twice in a row" in listed(server)
-    for _ in range(2):
-        run_ga(failing, home, workspace, TASK, "--max-turns", "2")
-    archived = home / "sop/.archived/csv-summary-script/SKILL.md"
-    assert not path.exists() and read(archived).metadata["status"] == "archived"  # moved, never deleted
-    assert "Archived after repeated failures" in (home / "memory/index.md").read_text()
-    _, server = run_ga([{"content": "ok"}], home, workspace, TASK)
-    assert f"({path})" not in listed(server)
-
-
-def test_memory_events_record_what_was_learned(home, workspace):
-    run_ga([*csv_run(), {"content": SOP_REPLY.format(name="csv-summary-script", extra="")}], home, workspace, TASK)
-    (event,) = memory_events(home)
-    assert event["distilled"]["name"] == "csv-summary-script" and event["distilled"]["action"] == "created"
+    assert read(path).metadata["status"] == "flagged" and "failed twice in a row" in proc.stderr

@@ -8,19 +8,21 @@ from pathlib import Path
 from ga.testing.script import tool_call
 from sop.skill import read
 from tests.ga.cli.test_cli import ga
-from tests.memory.helpers import JSON_REPLY, SOP_REPLY, csv_run, listed, run_ga
+from tests.memory.helpers import (
+    JSON_REPLY,
+    NEXT,
+    TASK,
+    listed,
+    payments,
+    run_ga,
+    skill_folder,
+    sum_run,
+)
 
 
 def memory(args: list[str], home: Path, cwd: Path, **env: str):
     env.setdefault("GA_LEARN", "")
     return ga(["memory", *args], None, home, cwd, **env)
-
-
-def skill_folder(root: Path, name: str, text: str) -> Path:
-    folder = root / name
-    folder.mkdir(parents=True)
-    (folder / "SKILL.md").write_text(text)
-    return folder
 
 
 def test_import_of_a_malformed_skill_says_what_is_wrong_and_imports_nothing(home, workspace, tmp_path):
@@ -44,29 +46,31 @@ def test_import_of_a_malformed_skill_says_what_is_wrong_and_imports_nothing(home
 
 
 def test_list_show_search_rm_and_export(home, workspace, tmp_path):
-    run_ga([*csv_run(), {"content": SOP_REPLY.format(name="csv-summary-script", extra="")}], home, workspace,
-           "write a script that summarises data.csv")
+    payments(workspace)
+    run_ga(sum_run(), home, workspace, TASK)
     rows = json.loads(memory(["list", "--json"], home, workspace).stdout)
-    row = next(r for r in rows if r["name"] == "csv-summary-script")
-    assert row["status"] == "ok" and row["source"] == "distilled" and row["uses"] == "0"
-    assert "Write and run a Python script" in memory(["show", "csv-summary-script"], home, workspace).stdout
-    found = json.loads(memory(["search", "summarize the columns of sales.csv", "--json"], home, workspace).stdout)
-    assert found[0]["name"] == "csv-summary-script" and found[0]["marks"] == ["unproven"]  # never followed yet
+    row = next(r for r in rows if r["source"] == "learnt")
+    name = row["name"]
+    assert row["status"] == "ok" and row["uses"] == "0"
+    assert "INPUT_CSV COLUMN OUTPUT_TXT" in memory(["show", name], home, workspace).stdout
+    found = json.loads(memory(["search", NEXT, "--json"], home, workspace).stdout)
+    assert found[0]["name"] == name and found[0]["marks"] == ["unproven"]  # never followed yet
     assert set(found[0]) >= {"name", "description", "score", "evidence", "bm25", "words"}
-    assert found[0]["evidence"] >= 0.85 and "csv" in found[0]["words"]
-    why = memory(["search", "summarize the columns of sales.csv", "-v"], home, workspace).stdout
+    assert found[0]["evidence"] >= 0.85 and "column" in found[0]["words"]
+    why = memory(["search", NEXT, "-v"], home, workspace).stdout
     assert f"evidence {found[0]['evidence']} >= 0.85" in why
     assert json.loads(memory(["search", "Hello", "--json"], home, workspace).stdout) == []
-    runs = json.loads(memory(["search", "summarises data.csv", "--runs", "--json"], home, workspace).stdout)
-    assert len(runs) == 1 and "summarise" in runs[0]["summary"]
+    runs = json.loads(memory(["search", "payments amount", "--runs", "--json"], home, workspace).stdout)
+    assert len(runs) == 1 and "payments.csv" in runs[0]["summary"]
     proc = memory(["export", str(tmp_path / "out")], home, workspace)
     assert proc.returncode == 0, proc.stderr
-    read(tmp_path / "out/csv-summary-script/SKILL.md")
+    read(tmp_path / f"out/{name}/SKILL.md")
+    assert (tmp_path / f"out/{name}/scripts/main.py").is_file()  # the script goes with its SOP
     assert memory(["export", str(tmp_path / "out")], home, workspace).returncode == 1  # would overwrite
-    proc = memory(["show", "csv-sumary-script"], home, workspace)
-    assert proc.returncode == 1 and "Did you mean: csv-summary-script" in proc.stderr
-    assert memory(["rm", "csv-summary-script"], home, workspace).returncode == 0
-    assert not (home / "sop/csv-summary-script").exists()
+    proc = memory(["show", name[:-1] + "x"], home, workspace)
+    assert proc.returncode == 1 and f"Did you mean: {name}" in proc.stderr
+    assert memory(["rm", name], home, workspace).returncode == 0
+    assert not (home / "sop" / name).exists()
     assert not (home / "memory/index.md").exists()  # untried seeds alone make no index
 
 

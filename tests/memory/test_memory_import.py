@@ -10,8 +10,8 @@ import pytest
 
 from sop import transfer
 from sop.skill import MAX_FRONT_DEPTH, MAX_SKILL_FILE, SkillError, parse, read
-from tests.memory.helpers import JSON_REPLY, SOP_REPLY
-from tests.memory.test_memory_cli import memory, skill_folder
+from tests.memory.helpers import JSON_REPLY, SOP_REPLY, skill_folder
+from tests.memory.test_memory_cli import memory
 
 
 def _two_skills(src: Path) -> Path:

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from memory.distill import DistillError, parse_reply, sop_similarity
 from sop import ledger, retrieval
 from sop.skill import Skill, SkillError, parse
 from sop.words import keywords, tokenize
-from tests.memory.helpers import JSON_REPLY, SOP_REPLY
 
 
 def test_chinese_and_mixed_text_become_bigrams_and_stems():
@@ -86,47 +84,3 @@ def test_the_ledger_flags_after_two_failures_in_a_row_and_archives_after_four():
         meta, change = ledger.record(meta, success=False)
     assert change == "archived" and (meta["uses"], meta["failures"], meta["successes"]) == ("7", "6", "1")
     assert ledger.stamp(meta, run_id="r2", source="x")["runs"] == "r1,r2"
-
-
-@pytest.mark.parametrize("reply", ["NOTHING", "nothing.", "**NOTHING**", "NOTHING\n\nThe run was trivial."])
-def test_nothing_in_its_usual_forms_means_nothing(reply):
-    assert parse_reply(reply).skill is None
-
-
-@pytest.mark.parametrize(("reply", "why"), [
-    ("I learned that CSV files are useful.", "neither NOTHING nor an SOP"),
-    ("---\nname: x-y\ndescription: short\n---\n1. a", "description is too short"),
-    ("---\nname: x-y\ndescription: A description that is long enough to say when.\n---\nJust prose, no steps, "
-     "which goes on and on to be longer than the minimum body length of eighty characters.", "no steps"),
-    ("---\nname: x\n---\n", "malformed"),
-])
-def test_junk_replies_are_refused_with_the_reason(reply, why):
-    with pytest.raises(DistillError, match=why):
-        parse_reply(reply)
-
-
-def test_fenced_replies_updates_and_wordy_names_are_understood():
-    decision = parse_reply("UPDATE: csv-summary-script\n```markdown\n" + SOP_REPLY.format(name="CSV Summary", extra="")
-                           + "```")
-    assert decision.update == "csv-summary-script" and decision.skill.name == "csv-summary"
-
-
-def test_the_distillers_keywords_are_kept_bounded_and_out_of_the_front_matter():
-    reply = SOP_REPLY.format(name="csv-summary", extra="").replace(
-        "\n---\n## When", "\nkeywords: 汇总, statistics，totals per group、" + "x" * 60 + ", csv\n---\n## When", 1)
-    decision = parse_reply(reply)
-    assert decision.keywords == ["汇总", "statistics", "totals per group", "csv"]
-    assert "keywords" not in decision.skill.extra and "keywords" not in decision.skill.metadata
-    listed = parse_reply(reply.replace("keywords: 汇总, statistics，", "keywords: [汇总, statistics]\nold: ", 1))
-    assert listed.keywords == ["汇总", "statistics"]
-    colons = parse_reply(reply.replace("keywords: 汇总", "keywords: summary: csv 'totals", 1))
-    assert colons.keywords[0] == "summary: csv 'totals" and colons.skill.name == "csv-summary"
-
-
-def test_near_duplicates_are_close_and_distinct_sops_are_not():
-    a = parse_reply(SOP_REPLY.format(name="csv-summary-script", extra="")).skill
-    b = parse_reply(SOP_REPLY.format(name="summarize-csv-file", extra=" for a report")).skill
-    c = parse_reply(JSON_REPLY).skill
-    assert sop_similarity(a, b) > 0.9 > 0.3 > sop_similarity(a, c)
-
-

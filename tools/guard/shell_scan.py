@@ -211,8 +211,8 @@ class Scan:
             self._with_positional(rest, lambda: self.bash(script))
         elif name in ("source", ".") or [a for a in args if not a.startswith("-")]:
             operands = [a for a in args if not a.startswith("-")]
-            if operands:
-                self._script_file(operands[0], "bash")
+            if operands:  # the file is read with its arguments as $1, $2...: `bash run.sh in.csv out.txt`
+                self._with_positional(operands, lambda: self._script_file(operands[0], "bash"))
 
     def _python(self, args: list[str]) -> None:
         code = dash_c(args)

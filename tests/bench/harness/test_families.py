@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -65,3 +66,35 @@ def test_an_interrupted_round_runs_again_from_the_state_before_it(tmp_path):
     round3 = out / "trials" / "counter" / "release-notes-r3" / "1" / "workspace" / "ga_home.txt"
     assert round3.read_text().strip() == "3"  # not 4: the interrupted attempt left nothing behind
     assert len(rows(out)) == 3
+
+
+def test_the_learning_arms_taught_and_nolearn_and_the_curve_per_round(tmp_path, capsys):
+    """ga:taught has round 1 played by a capable model (the scripted upstream runs solve.sh through code_run) and
+    runs the script it learnt in rounds 2 and 3; ga:nolearn learns nothing; the curve shows both per round."""
+    suite = tmp_path / "suite"
+    for n in (1, 2, 3):
+        shutil.copytree(ROOT / "bench/suites/small" / f"csv-column-sum-r{n}", suite / f"csv-column-sum-r{n}")
+    learnt = "{{workspace}}/../../../family-csv-column-sum/1/ga_home/sop/*/scripts/main.py"  # solve.sh's program
+    values = {2: "sales.csv price sum.txt", 3: "expenses.csv cost result.txt"}
+    for n, args in values.items():
+        scripted = suite / f"csv-column-sum-r{n}" / "scripted"
+        scripted.mkdir()
+        (scripted / "ga:taught.json").write_text(json.dumps([
+            {"tool_calls": [{"name": "code_run", "arguments": {"type": "bash", "script": f"python3 {learnt} {args}"}}]},
+            {"content": "Done."}]))
+        (scripted / "ga:nolearn.json").write_text(json.dumps([{"content": "I do not know how."}]))
+    (suite / "csv-column-sum-r1" / "scripted").mkdir()
+    (suite / "csv-column-sum-r1" / "scripted" / "ga:nolearn.json").write_text(json.dumps([
+        {"tool_calls": [{"name": "code_run", "arguments": {"type": "bash", "script": "ls"}}]},
+        {"content": "I do not know how."}]))
+    out = tmp_path / "out"
+    assert bench(suite, "--agents", "ga:taught,ga:nolearn", "--upstream", "scripted", "--out", out) == 0
+    by = {(r["agent"], r["round"]): r["success"] for r in rows(out)}
+    assert by == {("ga:taught", 1): True, ("ga:taught", 2): True, ("ga:taught", 3): True,
+                  ("ga:nolearn", 1): False, ("ga:nolearn", 2): False, ("ga:nolearn", 3): False}
+    assert not list((out / "trials/ga:nolearn").glob("family-*/1/ga_home/sop/*/scripts"))  # nothing learnt
+    curve = json.loads((out / "summary.json").read_text())["curve"]["dev"]
+    assert [(c["round"], c["successes"], c["trials"]) for c in curve["ga:taught"]["rounds"]] == [(1, 1, 1), (2, 1, 1),
+                                                                                                 (3, 1, 1)]
+    assert curve["ga:nolearn"]["warm"]["successes"] == 0 and curve["ga:taught"]["warm"]["successes"] == 2
+    assert "learning curve" in capsys.readouterr().err and "Learning curve" in (out / "report.html").read_text()

@@ -24,7 +24,7 @@ def home(tmp_path):
 
 def ga_env(server: ScriptedServer | None, home: Path, **extra: str) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "GA_"))}
-    # learning off unless a test asks for it: a distillation request would be one more than the script has
+    # learning off unless a test asks for it: it replays the run's work in the sandbox, seconds a test need not pay
     env.update({"GA_HOME": str(home), "GA_RETRY_BASE": "0.01", "GA_LEARN": "0", **extra})
     if server is not None:
         env.update(OPENAI_BASE_URL=server.url, OPENAI_API_KEY="test", GA_MODEL="scripted")

@@ -169,15 +169,15 @@ def test_programs_and_limits_last_per_message_and_the_chat_ends_them(home, works
 
 def test_the_chat_learns_once_when_it_ends(home, workspace):
     writes = [tool_call("file_write", path=f"{n}.txt", content=n) for n in ("a", "b", "c")]
-    steps = [{"tool_calls": writes}, {"content": "wrote three"}, {"content": "nothing more to do"},
-             {"content": "NOTHING"}]
+    steps = [{"tool_calls": writes}, {"content": "wrote three"}, {"content": "nothing more to do"}]
     with ScriptedServer(steps) as server:
         run = chat([], server, home, workspace, ["write three files", "anything else?"], GA_LEARN="")
         server.assert_complete()
     assert run.returncode == 0, run.text
     assert server.requests[2]["messages"][-1]["content"] == "The user adds: anything else?"
-    assert not server.requests[3].get("tools")  # the distillation request: after the last message, once
-    assert len(server.requests) == 4  # NOTHING learned: the terminal says nothing about memory
+    assert len(server.requests) == 3  # learning asks the model nothing
+    events = [json.loads(line) for line in next(home.glob("runs/*/trajectory.jsonl")).read_text().splitlines()]
+    assert [e["type"] for e in events].count("memory") == 1  # once, when the chat ended
 
 
 def test_continue_alone_opens_the_chat_over_the_last_run_again(home, workspace):

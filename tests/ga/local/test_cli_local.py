@@ -50,14 +50,15 @@ def test_local_runs_against_its_own_server_and_stops_it(tmp_path, workspace, how
     assert not alive(pid)
 
 
-def test_a_local_run_is_distilled_while_its_server_still_runs(tmp_path, workspace):
-    from tests.memory.helpers import SOP_REPLY, csv_run
+def test_a_local_run_learns_its_script_without_another_request(tmp_path, workspace):
+    """The small-model settings ask the model nothing after the answer: the warm server keeps the run's prefix."""
+    from tests.memory.helpers import TASK, payments, sum_run
 
     ready_cache(tmp_path / "xdg" / "ga" / "local")
-    script = [*csv_run(), {"content": SOP_REPLY.format(name="csv-summary-script", extra="")}]
-    proc = ga(["--local", "write a script that summarises data.csv", "--json"], tmp_path, workspace, script=script)
+    payments(workspace)
+    proc = ga(["--local", TASK, "--json"], tmp_path, workspace, script=sum_run())
     assert proc.returncode == 0, proc.stderr
-    assert (tmp_path / "home/sop/csv-summary-script/SKILL.md").is_file(), proc.stderr
+    assert "learnt script" in proc.stderr and list((tmp_path / "home/sop").glob("*/scripts/main.py")), proc.stderr
     (pid,) = server_pids(tmp_path / "home")
     assert not alive(pid)
 

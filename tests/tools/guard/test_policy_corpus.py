@@ -68,3 +68,14 @@ def test_quoted_heredoc_written_to_a_file_is_data_but_an_unquoted_one_runs_subst
 def test_each_finding_names_the_command_that_raised_it():
     decision = decide("echo start\ngit reset --hard HEAD~1\necho done")
     assert decision.command == "git reset --hard HEAD~1"
+
+
+def test_a_script_file_is_checked_with_the_arguments_it_is_run_with(tmp_path):
+    """`bash run.sh in.log out.txt` reads run.sh with $1 and $2 bound: a write to "$2" is a write to out.txt, and the
+    same script run with a path outside the workspace asks."""
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    (workspace / "run.sh").write_text('export SRC="$1" OUT="$2"\ngrep -c x "${SRC}" > "${OUT}"\n')
+    check = lambda script: check_script(script, "bash", workspace=workspace, home=tmp_path, ga_home=tmp_path / ".ga")  # noqa: E731
+    assert check("bash run.sh in.log out.txt").verdict == ALLOW
+    assert check("bash run.sh in.log /etc/profile").verdict == "ask"

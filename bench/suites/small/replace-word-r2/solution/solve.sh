@@ -1,0 +1,3 @@
+#!/usr/bin/env bash
+set -eu
+sed -i -E 's/\bteh\b/the/g' readme.txt

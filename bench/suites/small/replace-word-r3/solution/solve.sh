@@ -1,0 +1,3 @@
+#!/usr/bin/env bash
+set -eu
+sed -i -E 's/\brecieve\b/receive/g' letter.txt

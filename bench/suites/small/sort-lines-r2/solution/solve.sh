@@ -1,0 +1,3 @@
+#!/usr/bin/env bash
+set -eu
+sort cities.txt > cities_sorted.txt

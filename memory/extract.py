@@ -1,0 +1,164 @@
+"""Extraction: the code that did a verified run's work becomes a script, kept only if it reproduces the run.
+
+1. The run's work steps (memory/steps.py), replayed on a copy of the workspace as it was before the run: they must
+   reproduce the run's outputs (the files it made or changed, or the values of its answer).
+2. Each step is dropped in turn and kept out when the rest still reproduces: exploration and failed attempts go.
+3. The task's values in what is left become parameters (memory/script.py), and the script is replayed once more
+   with this run's values, then the run's check, if it had one, is run on the result.
+
+Replays run through the same policy and sandbox as code_run, without network, on copies: never on the workspace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from memory import snapshot
+from memory.literals import Parameter
+from memory.script import Lifter, Script, build
+from memory.steps import Step, programs, work_steps
+
+BUDGET = 120.0
+"""Seconds all replays of one run may take; past it the steps found so far are kept, or nothing is learnt."""
+REPLAY_TIMEOUT = 60.0
+MAX_STEPS = 12
+"""Steps replayed at most (the last ones): a longer run explored first."""
+READ_ONLY = re.compile(r"\s*(?:(?:ls|cat|head|tail|wc|grep|find|pwd|echo|file|stat|du|tree|which|type|sort|uniq|"
+                       r"diff|python3? --version|pip (?:list|show))\b[^>|;&]*?)\s*$")
+"""A bash step that only looks (no redirect, no pipe): dropped without a replay when the run made files."""
+
+
+class Replayer(Protocol):
+    def problem(self) -> str:
+        """Why scripts cannot be replayed here ('' when they can)."""
+        ...
+
+    def run(self, command: str, root: Path, cwd: str, timeout: float) -> tuple[bool, str]:
+        """Run a bash command in the sandbox with `root` as the workspace, in its folder `cwd`: (exit 0, output)."""
+        ...
+
+
+@dataclass(kw_only=True)
+class Extraction:
+    script: Script
+    steps: list[Step]
+    verified: str
+    """checked (the run's check passed on the replay) or reproduced (the replay made the run's outputs)."""
+    outputs: list[str] = field(default_factory=list)
+
+
+class _Trial:
+    """Replays on fresh copies of the kept workspace, within one time budget."""
+
+    def __init__(self, replayer: Replayer, before: Path, workspace: Path, *, outputs: dict[str, str],
+                 answer: list[str], staging: Path):
+        self.replayer, self.before, self.workspace = replayer, before, workspace
+        self.outputs, self.answer = outputs, answer
+        self.staging = staging
+        """Where a script is put while it is tried: beside the SOPs (where a learnt one runs from), not in the
+        workspace, so the policy and the sandbox see it as they will when it is used."""
+        self.deadline = time.monotonic() + BUDGET
+
+    def reproduces(self, script: Script, values: list[str] | None = None, check: str = "") -> bool:
+        if time.monotonic() >= self.deadline:
+            return False
+        root = Path(tempfile.mkdtemp(prefix="ga-learn-"))
+        shutil.rmtree(self.staging, ignore_errors=True)
+        try:
+            self.staging.mkdir(parents=True, mode=0o700)
+            for name, text in script.files.items():
+                (self.staging / name).write_text(text, encoding="utf-8")
+            snapshot.copy(self.before, root / "ws")
+            timeout = max(1.0, min(REPLAY_TIMEOUT, self.deadline - time.monotonic()))
+            ok, output = self.replayer.run(script.command(str(self.staging), values), root, "ws", timeout)
+            if not ok or snapshot.same(self.outputs, self.workspace, root / "ws"):
+                return False
+            if any(value not in output for value in self.answer):
+                return False
+            return not check or self.replayer.run(check, root, "ws", timeout)[0]
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+            shutil.rmtree(self.staging, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                self.staging.parent.rmdir()  # .staging/ goes when no other run is learning
+
+
+def extract(*, task: str, events: list[dict], workspace: Path, run_dir: Path, answer: str, check: str,
+            replayer: Replayer, staging: Path) -> Extraction | str:
+    """The verified script of this run, or why there is none."""
+    if why := replayer.problem():
+        return f"scripts cannot be replayed here ({why})"
+    steps = work_steps(events, str(workspace))
+    if isinstance(steps, str):
+        return steps
+    before = run_dir / snapshot.FOLDER
+    if not before.is_dir():
+        return "no copy of the workspace from before the run was kept"
+    outputs = snapshot.changes(before, workspace, ignore=programs(steps))
+    values = [] if outputs else answer_values(answer, task)
+    if not outputs and not values:
+        return "the run changed no file and its answer holds no value to reproduce"
+    if outputs:
+        steps = [s for s in steps if not (s.kind == "bash" and not s.programs and READ_ONLY.fullmatch(s.code))]
+    trial = _Trial(replayer, before, workspace, outputs=outputs, answer=values, staging=staging)
+    steps = steps[-MAX_STEPS:]
+    if not steps or not trial.reproduces(build(steps)):
+        return "replaying the run's own steps on the workspace as it was did not reproduce its outputs"
+    for step in list(steps):  # the first steps are the likeliest exploration
+        rest = [s for s in steps if s is not step]
+        if rest and trial.reproduces(build(rest)):
+            steps = rest
+    lifter = Lifter(task, steps, existed=set(snapshot.files(before)))
+    script = build(steps, lifter)
+    if not computed(steps, lifter.parameters, set(snapshot.files(before))):
+        return "what the run wrote was typed, not computed from the workspace or the task's values"
+    if not trial.reproduces(script, [p.value for p in script.parameters], check):
+        why = "the check did not pass on" if check else "it did not reproduce"
+        return f"the script with the task's values lifted into parameters: {why} the run's outputs"
+    return Extraction(script=script, steps=steps, verified="checked" if check else "reproduced",
+                      outputs=sorted(outputs))
+
+
+def answer_values(answer: str, task: str) -> list[str]:
+    """What an answer states that a replay must print again: its numbers and quoted values, other than what the
+    task itself says (the file it asked about is a name, not a result)."""
+    quoted = re.findall(r"`([^`\n]{1,80})`", answer)
+    numbers = re.findall(r"(?<![\w.])-?\d+(?:[.,]\d+)*(?![\w])", answer)
+    return list(dict.fromkeys(v for v in [*quoted, *numbers] if v.strip() and v not in task))[:10]
+
+
+def computed(steps: list[Step], params: list[Parameter], existed: set[str]) -> bool:
+    """Whether the steps compute what they write: a program runs, a workspace file is read or changed, or a written
+    text comes from the task's values. A file written with text the model typed from what it read is not a
+    procedure: its script would write the old answer into the next task."""
+    for step in steps:
+        if step.kind in ("python", "bash"):
+            if step.programs or any(_mentions(step.code, name) for name in existed):
+                return True
+            if step.kind == "python" and re.search(r"\b(?:open|read_text|listdir|glob|walk|scandir)\b", step.code):
+                return True
+            if step.kind == "bash" and re.search(r"[*?]|\$\(|<\s*\S", step.code):
+                return True
+        elif step.kind == "patch" or step.path in existed or (
+                any(p.value in step.content for p in params) and _typed(step.content, params) == ""):
+            return True
+    return False
+
+
+def _mentions(code: str, path: str) -> bool:
+    name = Path(path).name
+    return bool(re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", code))
+
+
+def _typed(content: str, params: list[Parameter]) -> str:
+    """What of a written text is neither a task value nor punctuation."""
+    for p in sorted(params, key=lambda p: -len(p.value)):
+        content = content.replace(p.value, " ")
+    return re.sub(r"[\W_]+|\b(?:true|false|null|none)\b", "", content, flags=re.IGNORECASE)

@@ -1,0 +1,140 @@
+"""What did a run's work, read from its trajectory: the tool calls that succeeded and change things, in order.
+
+Reads (file_read, web_scan...) and failed calls are dropped here; exploration that changed nothing is dropped
+later, by replaying without it (memory/extract.py). A program the run wrote and then ran (`python3 solve.py`)
+is one step: running that program, its text kept as it was when it ran.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+WORK_TOOLS = ("code_run", "file_write", "file_patch")
+RUNS_FILE = re.compile(r"(?:^|[\s;&|(])(?:(?:python3?(?:\.\d+)?|bash|sh)\s+(?:-\S+\s+)*|\./)"
+                       r"([\w./-]+\.(?:py|sh))(?=$|[\s;&|)])")
+"""A command running a script file: `python3 solve.py`, `bash fix.sh`, `./run.sh`."""
+PYTHON_ONLY = re.compile(r"(?:\s*(?:#[^\n]*|set -[a-z]+)\n)*\s*python3?(?:\s+-)?\s*<<-?\s*(['\"]?)(\w+)\1\n"
+                         r"(?P<code>.*?)\n\2\s*", re.DOTALL)
+"""A bash script that only feeds a Python program on stdin (`python3 - <<'EOF'`): that program is the step."""
+
+
+@dataclass(kw_only=True)
+class Step:
+    kind: str
+    """python | bash (a code_run), write (file_write), patch (file_patch)."""
+    code: str = ""
+    path: str = ""
+    """The file a write or patch changes, relative to the workspace."""
+    content: str = ""
+    mode: str = "overwrite"
+    old: str = ""
+    new: str = ""
+    cwd: str = ""
+    """A code_run's folder, relative to the workspace ('' for the workspace itself)."""
+    programs: dict[str, str] = field(default_factory=dict)
+    """Files the run wrote that this command runs: relative path → their text when it ran."""
+
+    @property
+    def changes_files(self) -> bool:
+        return self.kind in ("write", "patch")
+
+
+def calls(events: list[dict]) -> list[tuple[str, dict, dict]]:
+    """(tool, arguments, result event) of every call that has a result, in the order they ran."""
+    asked: dict[str, tuple[str, dict]] = {}
+    for e in events:
+        if e.get("type") == "message" and e["message"].get("role") == "assistant":
+            for call in e["message"].get("tool_calls") or []:
+                try:
+                    args = json.loads(call["function"].get("arguments") or "{}")
+                except (json.JSONDecodeError, TypeError, RecursionError):
+                    args = None
+                asked[call["id"]] = (call["function"]["name"], args if isinstance(args, dict) else {})
+    return [(*asked[e["id"]], e) for e in events if e.get("type") == "result" and e.get("id") in asked]
+
+
+def work_steps(events: list[dict], workspace: str) -> list[Step] | str:
+    """The steps that may have done the work, or why there are none to learn from."""
+    steps: list[Step] = []
+    written: dict[str, str] = {}
+    for tool, args, result in calls(events):
+        if tool not in WORK_TOOLS or result.get("is_error"):
+            continue
+        step = _step(tool, args, workspace)
+        if isinstance(step, str):
+            return step
+        if step.changes_files:
+            written[step.path] = _applied(written.get(step.path), step)
+        elif step.kind == "bash":
+            for m in RUNS_FILE.finditer(step.code):
+                path = _relative(m.group(1), step.cwd)
+                if path in written:
+                    step.programs[path] = written[path]
+        steps.append(step)
+    return steps or "the run did its work without code or file changes (nothing to replay)"
+
+
+def programs(steps: list[Step]) -> set[str]:
+    """Files the run wrote in order to run them: part of the procedure, not of its outputs."""
+    return {path for step in steps for path in step.programs}
+
+
+def _step(tool: str, args: dict, workspace: str) -> Step | str:
+    if tool == "code_run":
+        cwd = str(args.get("cwd") or "")
+        cwd = _inside(cwd, workspace)
+        if cwd is None:
+            return f"a program ran outside the workspace ({args.get('cwd')})"
+        # the workspace's own path in the code becomes relative: the script runs in the next task's workspace
+        code = re.sub(rf"{re.escape(workspace)}/", "", str(args.get("script", "")))
+        code = re.sub(rf"{re.escape(workspace)}(?![\w.-])", ".", code)
+        if m := re.search(rf"(?<![\w.-])(?:~/|{re.escape(str(Path.home()))}/)[^\s'\"]*", code):
+            return f"a program reached outside the workspace ({m.group()})"
+        only = PYTHON_ONLY.fullmatch(code) if args.get("type") == "bash" else None
+        if only and (only.group(1) or not re.search(r"[$`\\]", only.group("code"))):  # what the shell left alone
+            return Step(kind="python", code=only.group("code"), cwd=cwd)
+        return Step(kind=args.get("type") if args.get("type") == "bash" else "python", code=code, cwd=cwd)
+    path = _inside(str(args.get("path", "")), workspace)
+    if not path:
+        return f"the run wrote outside the workspace ({args.get('path')})"
+    if tool == "file_write":
+        return Step(kind="write", path=path, content=str(args.get("content", "")),
+                    mode=str(args.get("mode") or "overwrite"))
+    return Step(kind="patch", path=path, old=str(args.get("old_content", "")), new=str(args.get("new_content", "")))
+
+
+def _inside(path: str, workspace: str) -> str | None:
+    """`path` relative to the workspace ('' for the workspace); None when it points outside."""
+    if not path or path in (".", workspace):
+        return ""
+    full = PurePosixPath(path if path.startswith("/") else f"{workspace}/{path}")
+    parts: list[str] = []
+    for part in full.parts[1:]:
+        if part == "..":
+            if not parts:
+                return None
+            parts.pop()
+        elif part != ".":
+            parts.append(part)
+    root = PurePosixPath(workspace).parts[1:]
+    if tuple(parts[:len(root)]) != root:
+        return None
+    return "/".join(parts[len(root):])
+
+
+def _relative(path: str, cwd: str) -> str:
+    return str(PurePosixPath(cwd, path)) if cwd and not path.startswith("/") else path.removeprefix("./")
+
+
+def _applied(text: str | None, step: Step) -> str:
+    """A file's text after a write or patch (what the run's program file held when it ran)."""
+    if step.kind == "patch":
+        return (text or "").replace(step.old, step.new, 1)
+    if step.mode == "append":
+        return (text or "") + step.content
+    if step.mode == "prepend":
+        return step.content + (text or "")
+    return step.content
