@@ -176,9 +176,10 @@ def _result(args: dict, outcome: runner.Outcome, capture: runner.OutputCapture, 
     if plan:
         parts.append(PLAN_NOTE)
     if truncated:
+        kept = f"; it keeps the head and the tail, {capture.dropped:,} chars between dropped" if capture.dropped else ""
         parts.append(f"[output truncated: showing the last {lines:,} of {capture.total_lines:,} lines "
                      f"({len(tail):,} of {capture.chars:,} chars); full output: {capture.log_path} — "
-                     "read it with file_read]")
+                     f"read it with file_read{kept}]")
     parts.append(tail.rstrip("\n") if capture.chars else "(no output)")
     parts += notes
     details = {"exit_code": outcome.exit_code, "elapsed": round(outcome.elapsed, 3), "killed": outcome.killed,
@@ -187,6 +188,7 @@ def _result(args: dict, outcome: runner.Outcome, capture: runner.OutputCapture, 
                "read_only": plan and sandboxed}
     if truncated:
         details["full_output"] = str(capture.log_path)
+        details["log_dropped_chars"] = capture.dropped
     failed = bool(outcome.killed) or outcome.exit_code != 0
     return ToolResult(content="\n".join(parts), details=details, is_error=failed)
 
