@@ -17,7 +17,7 @@ from ga.tooling.permissions import SideEffect
 from ga.tooling.spec import ToolContext, ToolResult, ToolSpec
 from tools.guard import escape, git_meta, home_files, sandbox
 from tools.guard.approval import check, script_cwd
-from tools.process import environment, hints, lifetime, runner
+from tools.process import check_env, environment, hints, lifetime, runner
 
 MAX_TIMEOUT = 600
 DEFAULT_TIMEOUT = 60
@@ -60,15 +60,18 @@ def run(args: dict, ctx: ToolContext) -> ToolResult:
     env = environment.child_env(dict(os.environ), **{lifetime.MARKER: marker})
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(cwd), env.get("PYTHONPATH", "")]))
     log_path = ctx.run_dir / "outputs" / f"{ctx.call_id or marker.rpartition('/')[2]}.log"
-    with _script_command(args["script"], kind) as (command, files):
-        result = _execute(command, files, args, ctx, cwd=cwd, env=env, timeout=timeout, log_path=log_path)
+    with _script_command(args["script"], kind) as (command, files), check_env.watched(ctx.check, env, cwd) as check:
+        result = _execute(command, [*files, *check.shown], args, ctx, cwd=cwd, env=check.env, timeout=timeout,
+                          log_path=log_path, writable=check.writable)
+        if ctx.check:
+            result.details["imported"] = check.imported()
     for temporary in files:  # the same script failing the same way says the same thing, whatever its temp name
         result.content = result.content.replace(str(temporary), SCRIPT_NAME)
     return result
 
 
 def _execute(command: list[str], files: list[Path], args: dict, ctx: ToolContext, *, cwd: Path,
-             env: dict[str, str], timeout: int, log_path: Path) -> ToolResult:
+             env: dict[str, str], timeout: int, log_path: Path, writable: list[Path]) -> ToolResult:
     """Run the script's command: outside the sandbox, or in it (and outside too when the user lets it)."""
     processes = ctx.resources["processes"]
     capture = runner.OutputCapture(log_path, TAIL_CHARS, ctx.ui.live)
@@ -77,7 +80,7 @@ def _execute(command: list[str], files: list[Path], args: dict, ctx: ToolContext
         outcome = runner.run(processes.contain(command), cwd=cwd, env=env, timeout=timeout, capture=capture)
         return _result(args, outcome, capture, ctx, timeout=timeout, network=True)
     layout, outcome, disarmed, moved = _sandboxed(command, files, ctx, cwd=cwd, env=env, timeout=timeout,
-                                                  capture=capture)
+                                                  capture=capture, writable=writable)
     result = _result(args, outcome, capture, ctx, timeout=timeout, network=layout.network)
     if disarmed:
         result.content += ("\nnote: git metadata this command wrote would have run code on the host at the "
@@ -119,8 +122,8 @@ def _run_outside(args: dict, ctx: ToolContext, why: str, result: ToolResult) -> 
 
 
 def _sandboxed(command: list[str], files: list[Path], ctx: ToolContext, *, cwd: Path, env: dict[str, str],
-               timeout: int, capture: runner.OutputCapture) -> tuple[sandbox.Layout, runner.Outcome, list[str],
-                                                                     list[str]]:
+               timeout: int, capture: runner.OutputCapture,
+               writable: list[Path]) -> tuple[sandbox.Layout, runner.Outcome, list[str], list[str]]:
     """Run in the sandbox, git metadata of the workspace read-only; after it, what it wrote there is disarmed."""
     processes = ctx.resources["processes"]
     guard = ctx.resources.setdefault("git-guard", git_meta.GitGuard(home=Path.home()))
@@ -130,7 +133,8 @@ def _sandboxed(command: list[str], files: list[Path], ctx: ToolContext, *, cwd: 
     home.before(roots)
     layout = sandbox.layout_for(ctx.workspace, ctx.settings.home, ctx.settings.allow_paths, kept=kept,
                                 read_only=ctx.settings.mode == "plan")
-    boxed = processes.contain(sandbox.wrap(command, layout=layout, cwd=cwd, read_only=files), layout.limits.procs)
+    boxed = processes.contain(sandbox.wrap(command, layout=layout, cwd=cwd, read_only=files,
+                                              writable_files=writable), layout.limits.procs)
     try:
         outcome = runner.run(boxed, cwd=cwd, env=env, timeout=timeout, capture=capture)
     finally:  # a hook or config the command left in git's metadata never reaches the host's git

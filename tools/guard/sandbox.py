@@ -34,7 +34,7 @@ from pathlib import Path
 
 from ga.errors import ToolError
 from ga.tooling.protected import own_code
-from tools.guard.home_files import startup_entries
+from tools.guard.home_files import HISTORIES_IN_HOME, startup_entries
 from tools.guard.sandbox_limits import Limits, limits_from, with_rlimits
 
 NETWORK_ENV = "GA_SANDBOX_NET"
@@ -52,11 +52,6 @@ HIDDEN_IN_HOME = (".ssh", ".aws", ".gnupg", ".azure", ".kube", ".docker", ".conf
                   ".gem/credentials", ".cache/ga")
 """Credential stores (and the local model server's key in ~/.cache/ga) hidden wherever they would be visible (the
 workspace is HOME, a tool root shows them)."""
-HISTORIES_IN_HOME = (".bash_history", ".zsh_history", ".zhistory", ".sh_history", ".history", ".python_history",
-                     ".node_repl_history", ".psql_history", ".mysql_history", ".sqlite_history", ".rediscli_history",
-                     ".lesshst", ".viminfo", ".local/share/fish/fish_history",
-                     ".ipython/profile_default/history.sqlite")
-"""Shell and REPL histories, hidden like the credential stores: commands typed there carry passwords and tokens."""
 TOOLCHAINS_IN_HOME = (".rustup", ".cargo", ".pyenv", ".nvm", ".volta", ".bun", ".deno", ".local/bin", ".local/lib",
                       "go", ".sdkman", ".rbenv", ".gem", ".npm-global", ".conda", "miniconda3", "anaconda3")
 """Toolchains installed in HOME, shown read-only (beside the roots of PATH entries) so compilers keep working."""
@@ -148,9 +143,10 @@ def problem() -> str:
     return _probe(path)
 
 
-def wrap(argv: list[str], *, layout: Layout, cwd: Path, read_only: list[Path]) -> list[str]:
-    """The bwrap command line that runs argv in the sandbox; `read_only` extra paths (e.g. the script) stay visible.
-    Mounts are made in order, a later one on top of an earlier one."""
+def wrap(argv: list[str], *, layout: Layout, cwd: Path, read_only: list[Path],
+         writable_files: list[Path] = ()) -> list[str]:
+    """The bwrap command line that runs argv in the sandbox; `read_only` extra paths (e.g. the script) stay visible,
+    `writable_files` (the check's report) writable. Mounts are made in order, a later one on top of an earlier one."""
     bwrap = bwrap_path()
     if reason := _probe(bwrap):
         raise ToolError(f"code_run cannot start: the sandbox cannot hold here: {reason}. Tell the user, or ask "
@@ -177,6 +173,8 @@ def wrap(argv: list[str], *, layout: Layout, cwd: Path, read_only: list[Path]) -
         box += _mask(path)
     for path in read_only:  # after the private /tmp, so files kept under /tmp remain visible
         box += ["--ro-bind", str(path), str(path)]
+    for path in writable_files:
+        box += ["--bind", str(path), str(path)]
     box += ["--remount-ro", "/", "--chdir", str(cwd), "--setenv", "XDG_CACHE_HOME", "/tmp/.cache"]
     if not layout.network:
         box.append("--unshare-net")
