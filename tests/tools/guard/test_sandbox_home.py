@@ -104,3 +104,11 @@ def test_the_question_to_run_outside_shows_the_scripts_this_run_wrote(make_ctx, 
     title, shown = ctx.ui.asked[0][1], ctx.ui.asked[0][2]
     assert "HOST-DATA" in result.content and "going by the program's output" in title
     assert "NEW-SCRIPT" in shown and "OLD-SCRIPT" not in shown and "1 file(s) written during this run" in title
+
+
+@needs_bwrap
+def test_a_start_up_file_refused_says_why_and_what_to_do(make_ctx, home):
+    _fill(home)
+    result = run(make_ctx(sandbox=True, workdir=home), "echo 'alias ll=ls' >> ~/.bashrc", type="bash")
+    assert "Read-only file system" in result.content and "HOME's dotfiles, dot-folders and ~/bin are read-only" in \
+        result.content and "no human is at a terminal" in result.content, result.content
