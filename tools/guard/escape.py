@@ -38,7 +38,7 @@ def blocked(output: str, layout: Layout) -> str:
     if not layout.network and NO_NETWORK.search(output):
         return "it has no network"
     for m in _READ_ONLY.finditer(output):
-        path = Path(normpath(m.group(1) or m.group(2)))
+        path = Path(os.path.realpath(m.group(1) or m.group(2)))  # a write through a link lands where it points
         if not writable_inside(path, layout) and _host_writable(path):
             return f"{path} is read-only inside it"
     for m in _MISSING.finditer(output):

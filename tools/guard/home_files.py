@@ -4,8 +4,8 @@ A shell, a desktop session or a program the user starts later reads HOME's dotfi
 .profile, .config/autostart, .local/bin, pip.conf...) and the folders on PATH (~/bin): something written there runs on
 the host, outside any sandbox, long after the run. So, whatever the workspace:
 
-- before a command, each of them that exists is mounted read-only (a symlinked one: the file it points at too,
-  when that lies in a folder code may write), except inside a folder the user named with --allow-path;
+- before a command, each of them that exists is mounted read-only (a symlinked one: the file it points at, when that
+  lies in a folder code may write), except inside a folder the user named with --allow-path;
 - after it, a dot-entry it created at HOME's top (.bash_profile, .pam_environment...) or a ~/bin, and a symlinked
   one it replaced, are moved aside as NAME.disabled-by-ga (the link is put back); the result says what moved.
 
@@ -49,9 +49,11 @@ def startup_entries(home: Path, writable: list[Path], path_entries: list[Path]) 
         return []
     found = [home / n for n in names if n.startswith(".") or n in STARTUP_NAMES]
     found += [p for p in path_entries if p.is_absolute() and p != home and p.is_relative_to(home)]
-    found += [Path(os.path.realpath(p)) for p in found if p.is_symlink()]
+    # a link cannot be mounted over (bwrap would follow it): where it points is, and after() restores the link
+    found = [Path(os.path.realpath(p)) if p.is_symlink() else p for p in found]
     named = [w for w in writable if w not in reaching(home, writable)]  # --allow-path ~/.cache/pip stays writable
-    return sorted({p for p in found if any(_holds(w, p) for w in writable) and not any(_holds(w, p) for w in named)})
+    return sorted({p for p in found if any(_holds(w, p) for w in writable) and not any(_holds(w, p) for w in named)
+                   and not any(_holds(p, w) for w in reaching(home, writable))})  # a link to HOME: not HOME
 
 
 @dataclass(kw_only=True)

@@ -35,6 +35,7 @@ def _fill(home: Path) -> None:
         (home / name).parent.mkdir(parents=True, exist_ok=True)
         (home / name).write_text(text)
     (home / ".vimrc").symlink_to("dotfiles/vimrc")
+    (home / ".home").symlink_to(home)  # a link to HOME itself: HOME stays writable
 
 
 @needs_bwrap
