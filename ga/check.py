@@ -1,15 +1,19 @@
 """--check CMD: the user's definition of done, run when the model gives its final answer.
 
 The command runs as a code_run call would (through the one dispatch path: the command policy, the sandbox, the time
-limits), in the workspace. Exit 0 ends the run done and verified. Otherwise its output goes back to the model as a
-failed step and the run goes on; check failures count in the escalation like any failure, so the same failure again
-moves to stage 2, then to stage 3's question to the human (autonomous: the run pauses).
+limits), in the workspace, but with no workspace module standing in for the tools that judge the work (Python's safe
+path, the workspace last on sys.path: tools/process/check_env.py); the files made or changed during the run that the
+check imported or read are listed in its result. Exit 0 ends the run done and verified. Otherwise its output goes back
+to the model as a failed step and the run goes on; check failures count in the escalation like any failure, so the
+same failure again moves to stage 2, then to stage 3's question to the human (autonomous: the run pauses).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass
 
@@ -24,6 +28,8 @@ TIMEOUT = 600
 """Seconds the check may take: code_run's own maximum (the run's --max-time still caps it)."""
 FAILED = ("The check `{command}` failed with exit {code}: the task is not done yet. Fix what it reports, then give "
           "your final answer again.\n{output}")
+MAX_LISTED = 20
+"""Files named in the check's result; the state keeps them all."""
 _STATUS = re.compile(r"^\[(?:exit code|killed|interrupted)[^\]]*\]\n?")
 
 
@@ -47,13 +53,19 @@ def run_check(command: str, *, number: int, dispatcher: Dispatcher, ctx: ToolCon
     call = ToolCall(id=shown.id, name="code_run",
                     arguments=json.dumps({"script": command, "type": "bash", "timeout": TIMEOUT}))
     ui.tool_start(shown, {"command": command})
-    result = dispatcher.dispatch([call], ctx)[0]
+    result = dispatcher.dispatch([call], dataclasses.replace(ctx, check=True))[0]
+    made = made_during_run(result.details.get("imported") or [], float(run.state.get("created") or 0))
+    if made:
+        listed = ", ".join(os.path.relpath(p, ctx.workspace) for p in made[:MAX_LISTED])
+        more = f" and {len(made) - MAX_LISTED} more" if len(made) > MAX_LISTED else ""
+        result.content += f"\nnote: the check imported or read {len(made)} file(s) made or changed during this run: " \
+                          f"{listed}{more}"
     ui.tool_done(shown, result)
     code = result.details.get("exit_code")
     passed = not result.is_error
-    run.state["check_result"] = {"command": command, "passed": passed, "exit_code": code}
+    run.state["check_result"] = {"command": command, "passed": passed, "exit_code": code, "run_files": made}
     run.append({"type": "check", "command": command, "passed": passed, "exit_code": code,
-                "content": result.content, "details": result.details})
+                "content": result.content, "details": result.details, "run_files": made})
     if passed:
         return Checked(passed=True)
     if code is None and result.details.get("stage") in ("permission", "arguments"):
@@ -63,6 +75,18 @@ def run_check(command: str, *, number: int, dispatcher: Dispatcher, ctx: ToolCon
     counted = escalation.observe(ToolCall(id=shown.id, name="check", arguments={"command": command, "said": said}),
                                  error(FAILED.format(command=command, code=_code(result), output=output)))
     return Checked(passed=False, message={"role": "user", "content": counted.content})
+
+
+def made_during_run(paths: list[str], since: float) -> list[str]:
+    """The files made or changed since the run began (their ctime, which no program can set back)."""
+    made = []
+    for path in paths:
+        try:
+            if os.stat(path).st_ctime >= since:
+                made.append(path)
+        except OSError:
+            continue
+    return made
 
 
 def _code(result: ToolResult) -> str:

@@ -52,12 +52,18 @@ def _shortest(program: str) -> str:
     return name if same else shlex.quote(program)
 
 
+SAFE_PATH = ["-P"] if sys.version_info >= (3, 11) else []
+"""Python's safe path: a child started from the workspace does not put that folder first on sys.path, where a
+typing.py or json.py the run left there would run, on the host, in place of the standard library's."""
+
+
 def ga_command() -> list[str]:
     """The argv that starts this same ga in a child process, from any working folder: a checkout's run.py, else
-    `python -m ga` (ga/__main__.py keeps the child's working folder off sys.path)."""
+    `python -m ga`; with the safe path (before 3.11, ga/__main__.py takes the working folder off sys.path, but only
+    once the modules it needs first are loaded)."""
     if RUN_PY.is_file():
-        return [sys.executable, str(RUN_PY)]
-    return [sys.executable, "-m", "ga"]
+        return [sys.executable, *SAFE_PATH, str(RUN_PY)]
+    return [sys.executable, *SAFE_PATH, "-m", "ga"]
 
 
 def child_env(env: dict[str, str] | None = None) -> dict[str, str]:

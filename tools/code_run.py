@@ -15,9 +15,9 @@ from pathlib import Path
 
 from ga.tooling.permissions import SideEffect
 from ga.tooling.spec import ToolContext, ToolResult, ToolSpec
-from tools.guard import git_meta, sandbox
+from tools.guard import escape, git_meta, home_files, sandbox
 from tools.guard.approval import check, script_cwd
-from tools.process import environment, hints, lifetime, runner
+from tools.process import check_env, environment, hints, lifetime, runner
 
 MAX_TIMEOUT = 600
 DEFAULT_TIMEOUT = 60
@@ -60,15 +60,18 @@ def run(args: dict, ctx: ToolContext) -> ToolResult:
     env = environment.child_env(dict(os.environ), **{lifetime.MARKER: marker})
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(cwd), env.get("PYTHONPATH", "")]))
     log_path = ctx.run_dir / "outputs" / f"{ctx.call_id or marker.rpartition('/')[2]}.log"
-    with _script_command(args["script"], kind) as (command, files):
-        result = _execute(command, files, args, ctx, cwd=cwd, env=env, timeout=timeout, log_path=log_path)
+    with _script_command(args["script"], kind) as (command, files), check_env.watched(ctx.check, env, cwd) as check:
+        result = _execute(command, [*files, *check.shown], args, ctx, cwd=cwd, env=check.env, timeout=timeout,
+                          log_path=log_path, writable=check.writable)
+        if ctx.check:
+            result.details["imported"] = check.imported()
     for temporary in files:  # the same script failing the same way says the same thing, whatever its temp name
         result.content = result.content.replace(str(temporary), SCRIPT_NAME)
     return result
 
 
 def _execute(command: list[str], files: list[Path], args: dict, ctx: ToolContext, *, cwd: Path,
-             env: dict[str, str], timeout: int, log_path: Path) -> ToolResult:
+             env: dict[str, str], timeout: int, log_path: Path, writable: list[Path]) -> ToolResult:
     """Run the script's command: outside the sandbox, or in it (and outside too when the user lets it)."""
     processes = ctx.resources["processes"]
     capture = runner.OutputCapture(log_path, TAIL_CHARS, ctx.ui.live)
@@ -76,13 +79,17 @@ def _execute(command: list[str], files: list[Path], args: dict, ctx: ToolContext
     if not ctx.settings.sandbox and not plan:
         outcome = runner.run(processes.contain(command), cwd=cwd, env=env, timeout=timeout, capture=capture)
         return _result(args, outcome, capture, ctx, timeout=timeout, network=True)
-    layout, outcome, disarmed = _sandboxed(command, files, ctx, cwd=cwd, env=env, timeout=timeout, capture=capture)
+    layout, outcome, disarmed, moved = _sandboxed(command, files, ctx, cwd=cwd, env=env, timeout=timeout,
+                                                  capture=capture, writable=writable)
     result = _result(args, outcome, capture, ctx, timeout=timeout, network=layout.network)
     if disarmed:
         result.content += ("\nnote: git metadata this command wrote would have run code on the host at the "
                            "user's next git command, so it was disabled: " + "; ".join(disarmed))
         result.details["git_disabled"] = disarmed
-    why = sandbox.blocked(capture.tail, layout) if result.is_error and not outcome.killed and not plan else ""
+    if moved:
+        result.content += "\nnote: HOME's start-up files stay as they were: " + "; ".join(moved)
+        result.details["home_moved"] = moved
+    why = escape.blocked(capture.tail, layout) if result.is_error and not outcome.killed and not plan else ""
     if not why or not _run_outside(args, ctx, why, result):
         return result
     capture = runner.OutputCapture(log_path, TAIL_CHARS, ctx.ui.live)
@@ -97,8 +104,12 @@ def _run_outside(args: dict, ctx: ToolContext, why: str, result: ToolResult) -> 
     """The sandbox stopped the command: a human on a terminal may let this one command run outside it (as Codex's
     escalation request); an unattended run says so in its result. True: run it again, outside."""
     if ctx.interactive and not ctx.settings.autonomous:
-        answer, _ = ctx.ui.approve(f"code_run failed in the sandbox ({why}): run this one command outside it?",
-                                   args["script"])
+        scripts = escape.scripts_written(args["script"], script_cwd(args, ctx), [ctx.workspace,
+                                         *ctx.settings.allow_paths], escape.run_started(ctx.run_dir))
+        also = f"; it runs {len(scripts)} file(s) written during this run, shown below" if scripts else ""
+        answer, _ = ctx.ui.approve(f"code_run failed in the sandbox ({why}, going by the program's output{also}): "
+                                   "run this one command outside it?",
+                                   escape.shown_with_scripts(args["script"], scripts), args["script"])
         if answer == "approve":
             return True
         result.content += f"\nnote: the sandbox stopped this command ({why}); the user chose not to run it outside."
@@ -111,20 +122,24 @@ def _run_outside(args: dict, ctx: ToolContext, why: str, result: ToolResult) -> 
 
 
 def _sandboxed(command: list[str], files: list[Path], ctx: ToolContext, *, cwd: Path, env: dict[str, str],
-               timeout: int, capture: runner.OutputCapture) -> tuple[sandbox.Layout, runner.Outcome, list[str]]:
+               timeout: int, capture: runner.OutputCapture,
+               writable: list[Path]) -> tuple[sandbox.Layout, runner.Outcome, list[str], list[str]]:
     """Run in the sandbox, git metadata of the workspace read-only; after it, what it wrote there is disarmed."""
     processes = ctx.resources["processes"]
     guard = ctx.resources.setdefault("git-guard", git_meta.GitGuard(home=Path.home()))
     roots = [ctx.workspace, *ctx.settings.allow_paths]
     kept = guard.read_only(roots)
+    home = home_files.HomeGuard(home=Path.home())
+    home.before(roots)
     layout = sandbox.layout_for(ctx.workspace, ctx.settings.home, ctx.settings.allow_paths, kept=kept,
                                 read_only=ctx.settings.mode == "plan")
-    boxed = processes.contain(sandbox.wrap(command, layout=layout, cwd=cwd, read_only=files), layout.limits.procs)
+    boxed = processes.contain(sandbox.wrap(command, layout=layout, cwd=cwd, read_only=files,
+                                              writable_files=writable), layout.limits.procs)
     try:
         outcome = runner.run(boxed, cwd=cwd, env=env, timeout=timeout, capture=capture)
     finally:  # a hook or config the command left in git's metadata never reaches the host's git
-        disarmed = guard.disarm(roots, kept)
-    return layout, outcome, disarmed
+        disarmed, moved = guard.disarm(roots, kept), home.after()
+    return layout, outcome, disarmed, moved
 
 
 @contextmanager
@@ -165,9 +180,10 @@ def _result(args: dict, outcome: runner.Outcome, capture: runner.OutputCapture, 
     if plan:
         parts.append(PLAN_NOTE)
     if truncated:
+        kept = f"; it keeps the head and the tail, {capture.dropped:,} chars between dropped" if capture.dropped else ""
         parts.append(f"[output truncated: showing the last {lines:,} of {capture.total_lines:,} lines "
                      f"({len(tail):,} of {capture.chars:,} chars); full output: {capture.log_path} — "
-                     "read it with file_read]")
+                     f"read it with file_read{kept}]")
     parts.append(tail.rstrip("\n") if capture.chars else "(no output)")
     parts += notes
     details = {"exit_code": outcome.exit_code, "elapsed": round(outcome.elapsed, 3), "killed": outcome.killed,
@@ -176,6 +192,7 @@ def _result(args: dict, outcome: runner.Outcome, capture: runner.OutputCapture, 
                "read_only": plan and sandboxed}
     if truncated:
         details["full_output"] = str(capture.log_path)
+        details["log_dropped_chars"] = capture.dropped
     failed = bool(outcome.killed) or outcome.exit_code != 0
     return ToolResult(content="\n".join(parts), details=details, is_error=failed)
 
@@ -202,7 +219,7 @@ def _run_notes(outcome: runner.Outcome, capture: runner.OutputCapture, sandboxed
         notes.append("note: background processes started by the script are still running and hold its output; "
                      "send their output to a file (`cmd > out.log 2>&1 &`) so code_run returns at once.")
     if sandboxed and capture.tail_is_whole:
-        hint = sandbox.failure_hint(capture.tail)
+        hint = escape.failure_hint(capture.tail)
         if hint:
             notes.append(f"hint: {hint}")
     return notes

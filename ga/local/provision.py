@@ -173,7 +173,9 @@ def sha256_of(path: Path) -> str:
 def _pip_download(cache: Cache, requirement: str, *options: str) -> None:
     command = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--disable-pip-version-check",
                "-d", str(cache.downloads), *options, *cache.pip_args, requirement]
-    done = subprocess.run(command, capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL)
+    # in ga's own folder: `-m` puts the working folder (the workspace) first on sys.path
+    done = subprocess.run(command, capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL,
+                          cwd=cache.root)
     if done.returncode != 0:
         reason = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
         raise ProvisionError(f"Could not download {requirement} from the package index: {reason}. Check the network "

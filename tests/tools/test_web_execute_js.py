@@ -60,9 +60,13 @@ def test_dialogs_are_answered_and_reported(web, site):
     alert = js(web, "document.getElementById('alert').click()").content  # the module's browser: any current tab
     assert re.search(r"Dialog alert in t\d+: 'Saved!' → accepted", alert), alert
     confirm = js(web, "document.getElementById('confirm').click(); document.getElementById('out').textContent").content
-    assert re.search(r"Dialog confirm in t\d+: 'Delete item\?' → accepted", confirm) and '"deleted"' in confirm
+    assert re.search(r"Dialog confirm in t\d+: 'Delete item\?' → dismissed", confirm) and '"kept"' in confirm
+    assert "window.confirm = () => true" in confirm  # how to say yes on purpose
     prompt = js(web, "document.getElementById('prompt').click(); document.getElementById('out').textContent").content
-    assert "accepted with 'Ada'" in prompt and '"Ada"' in prompt
+    assert "Dialog prompt" in prompt and "→ dismissed" in prompt and 'Value: ""' in prompt, prompt
+    said = js(web, "window.confirm = () => true; document.getElementById('confirm').click(); "
+                   "document.getElementById('out').textContent").content
+    assert '"deleted"' in said and "Dialog" not in said  # the model's script answered, in plain sight
 
 
 def test_link_to_a_new_tab_is_listed_and_the_current_tab_stays(web, site):

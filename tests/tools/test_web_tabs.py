@@ -81,11 +81,11 @@ def test_tabs_only_with_a_url_opens_it_then_lists(web, site):
     assert "Fresh coffee beans" in scan(web)
 
 
-def test_a_confirm_is_reported_with_its_answer_on_terminal_and_to_the_model(web, site):
+def test_a_page_s_confirm_is_dismissed_and_told_on_terminal_and_to_the_model(web, site):
     out = scan(web, url=f"{site}/confirm_onload.html")
-    assert re.search(r"Dialog confirm in t\d+: 'Really delete your account\?' → accepted", out) and \
-        "Account deleted." in out
-    assert any("'Really delete your account?' → accepted" in n for n in web.ui.notices)
+    assert re.search(r"Dialog confirm in t\d+: 'Really delete your account\?' → dismissed", out) and \
+        "Account kept." in out and "Account deleted." not in out
+    assert any("'Really delete your account?' → dismissed" in n for n in web.ui.notices)
 
 
 def test_plan_mode_dismisses_confirms(tmp_path, site):

@@ -121,7 +121,7 @@ def _disarm_dir(folder: Path, roots: list[Path], kept: list[Path], depth: int = 
     changed: list[str] = []
     hooks = folder / "hooks"
     if hooks.is_symlink() or (hooks.is_dir() and any(not n.endswith(".sample") for n in os.listdir(hooks))):
-        aside = _aside(hooks)
+        aside = aside_name(hooks)
         os.rename(hooks, aside)
         changed.append(f"{hooks}: moved to {aside.name} (git would run its hooks)")
     for name in _CONFIGS:
@@ -147,7 +147,7 @@ def _sanitise(config: Path, roots: list[Path]) -> list[str]:
     unsafe = [k for k, v in entries if not safe(k, v)] if entries is not None else ["(unreadable)"]
     if not unsafe:
         return []
-    aside = _aside(config)
+    aside = aside_name(config)
     os.rename(config, aside)
     if entries is not None:
         config.write_text(_render([(k, v) for k, v in entries if safe(k, v)]), encoding="utf-8")
@@ -211,7 +211,7 @@ def _inside(path: Path, roots: list[Path]) -> bool:
     return any(path == r or path.is_relative_to(r) for r in roots)
 
 
-def _aside(path: Path) -> Path:
+def aside_name(path: Path) -> Path:
     n, aside = 1, path.with_name(path.name + DISABLED)
     while os.path.lexists(aside):
         n += 1

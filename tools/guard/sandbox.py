@@ -5,7 +5,8 @@ and /etc without what only root may read: shadow, sudoers, private keys); the wo
 read-write, except git's metadata there, ga's own code and the Python it runs on (kept read-only: a hook or a line
 added to ga would run on the host later; see git_meta.py); the interpreter, the tools on PATH and what
 GA_SANDBOX_READ names, read-only; HOME, /tmp, /var/tmp, /dev/shm and /run as empty private folders of a bounded
-size; ~/.ssh, ~/.aws and other credential stores hidden even when the workspace holds them; GA_HOME absent but for
+size; ~/.ssh, ~/.aws, other credential stores and shell histories hidden even when the workspace holds them, and
+HOME's start-up files (dotfiles, dot-folders, ~/bin) read-only there (home_files.py); GA_HOME absent but for
 its SOPs (read-only); fresh /dev and /proc; its own pid namespace (the tree dies with bwrap, and bwrap with ga); no
 network unless GA_SANDBOX_NET=1. Everything else of the host (other users' files, /root, /var, /srv, /mnt, other
 runs' GA_HOMEs) is not there at all. Memory, processes and file sizes are limited (sandbox_limits.py). In plan
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import os
-import re
+import pwd
 import shutil
 import site
 import stat
@@ -33,8 +34,8 @@ from pathlib import Path
 
 from ga.errors import ToolError
 from ga.tooling.protected import own_code
+from tools.guard.home_files import HISTORIES_IN_HOME, startup_entries
 from tools.guard.sandbox_limits import Limits, limits_from, with_rlimits
-from tools.process.hints import NO_NETWORK
 
 NETWORK_ENV = "GA_SANDBOX_NET"
 READ_ENV = "GA_SANDBOX_READ"
@@ -44,8 +45,13 @@ SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"
 PRIVATE = ("/tmp", "/var/tmp", "/dev/shm", "/run")
 HIDDEN_IN_HOME = (".ssh", ".aws", ".gnupg", ".azure", ".kube", ".docker", ".config/gcloud", ".config/gh",
                   ".password-store", ".netrc", ".git-credentials", ".pgpass", ".pypirc", ".npmrc",
-                  ".cargo/credentials", ".cargo/credentials.toml", ".local/share/keyrings")
-"""Credential stores hidden wherever they would be visible (the workspace is HOME, a tool root shows them)."""
+                  ".cargo/credentials", ".cargo/credentials.toml", ".local/share/keyrings",
+                  ".config/rclone", ".mozilla", ".config/google-chrome", ".config/chromium", ".config/BraveSoftware",
+                  ".config/microsoft-edge", ".thunderbird", ".vault-token", ".terraform.d", ".s3cfg", ".boto", ".mc",
+                  ".m2/settings.xml", ".gradle/gradle.properties", ".composer/auth.json", ".config/composer/auth.json",
+                  ".gem/credentials", ".cache/ga")
+"""Credential stores (and the local model server's key in ~/.cache/ga) hidden wherever they would be visible (the
+workspace is HOME, a tool root shows them)."""
 TOOLCHAINS_IN_HOME = (".rustup", ".cargo", ".pyenv", ".nvm", ".volta", ".bun", ".deno", ".local/bin", ".local/lib",
                       "go", ".sdkman", ".rbenv", ".gem", ".npm-global", ".conda", "miniconda3", "anaconda3")
 """Toolchains installed in HOME, shown read-only (beside the roots of PATH entries) so compilers keep working."""
@@ -137,9 +143,10 @@ def problem() -> str:
     return _probe(path)
 
 
-def wrap(argv: list[str], *, layout: Layout, cwd: Path, read_only: list[Path]) -> list[str]:
-    """The bwrap command line that runs argv in the sandbox; `read_only` extra paths (e.g. the script) stay visible.
-    Mounts are made in order, a later one on top of an earlier one."""
+def wrap(argv: list[str], *, layout: Layout, cwd: Path, read_only: list[Path],
+         writable_files: list[Path] = ()) -> list[str]:
+    """The bwrap command line that runs argv in the sandbox; `read_only` extra paths (e.g. the script) stay visible,
+    `writable_files` (the check's report) writable. Mounts are made in order, a later one on top of an earlier one."""
     bwrap = bwrap_path()
     if reason := _probe(bwrap):
         raise ToolError(f"code_run cannot start: the sandbox cannot hold here: {reason}. Tell the user, or ask "
@@ -155,12 +162,19 @@ def wrap(argv: list[str], *, layout: Layout, cwd: Path, read_only: list[Path]) -
         box += ["--ro-bind", str(path), str(path)]
     for path in _existing(writable):
         box += ["--ro-bind" if layout.read_only else "--bind", str(path), str(path)]
+    startup = startup_entries(layout.home, writable, _path_entries())
+    for path in _existing(startup):  # HOME's start-up files, when the workspace shows them (home_files.py)
+        box += ["--ro-bind", str(path), str(path)]
+    for path in _existing([w for w in writable if _under(w, startup) and w not in startup]):
+        box += ["--ro-bind" if layout.read_only else "--bind", str(path), str(path)]  # named inside one: writable
     for path in _existing([p for p in [*layout.kept, *own_code()] if _under(p, writable)]):
         box += ["--ro-bind", str(path), str(path)]
     for path in _existing(_secrets(layout, writable, shown)):
         box += _mask(path)
     for path in read_only:  # after the private /tmp, so files kept under /tmp remain visible
         box += ["--ro-bind", str(path), str(path)]
+    for path in writable_files:
+        box += ["--bind", str(path), str(path)]
     box += ["--remount-ro", "/", "--chdir", str(cwd), "--setenv", "XDG_CACHE_HOME", "/tmp/.cache"]
     if not layout.network:
         box.append("--unshare-net")
@@ -229,7 +243,7 @@ def _shown(layout: Layout) -> list[Path]:
     prefixes = {Path(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
     prefixes.add(Path(os.path.realpath(sys.executable)).parent.parent)
     user_site = Path(site.getusersitepackages()) if site.ENABLE_USER_SITE else None
-    tools = [_tool_root(Path(p), layout.home) for p in os.environ.get("PATH", "").split(os.pathsep) if p]
+    tools = [_tool_root(p, layout.home) for p in _path_entries()]
     tools += [layout.home / name for name in TOOLCHAINS_IN_HOME]
     sop = layout.ga_home / "sop"  # helper scripts of SOPs; runs, memory and the policy stay hidden
     resolver = Path(os.path.realpath("/etc/resolv.conf")).parent if layout.network else None
@@ -237,18 +251,40 @@ def _shown(layout: Layout) -> list[Path]:
                                sop]))
 
 
+def _path_entries() -> list[Path]:
+    return [Path(p) for p in os.environ.get("PATH", "").split(os.pathsep) if p]
+
+
 def _tool_root(entry: Path, home: Path) -> Path | None:
-    """~/.cargo/bin -> ~/.cargo; ~/.local/bin stays itself (~/.local keeps keyrings too); /tmp/v/bin -> /tmp/v."""
-    if entry.is_relative_to(home) and entry != home:
-        parts = entry.relative_to(home).parts
-        return entry if parts[0] == ".local" else home / parts[0]
-    return entry.parent if entry.name == "bin" and entry.parent != Path("/") else entry
+    """What a PATH entry needs shown: the prefix above a bin/ (/opt/x/bin -> /opt/x, ~/.nvm/versions/node/v20/bin
+    -> its version, ~/.config/composer/vendor/bin -> vendor), else the entry itself; never a home or a folder holding
+    one, nor a whole folder at a home's top (~/.config keeps rclone's secrets and browsers' cookies): ~/.cargo/bin
+    and ~/bin stay themselves. A relative entry, HOME or a folder holding it shows nothing."""
+    homes = _homes(home)
+    if not entry.is_absolute() or any(h == entry or h.is_relative_to(entry) for h in homes):
+        return None
+    top = entry.parent if entry.name in ("bin", ".bin") else entry
+    if len(top.parts) <= 2 or top.parent in homes or any(h == top or h.is_relative_to(top) for h in homes):
+        return entry
+    return top
+
+
+@functools.lru_cache(maxsize=4)
+def _homes(home: Path) -> frozenset[Path]:
+    """HOME, root's and every login user's home folder (PATH may name /home/other/bin); system accounts' homes
+    (/bin, /var/www) are no one's files."""
+    try:
+        others = {Path(p.pw_dir) for p in pwd.getpwall() if (p.pw_uid == 0 or p.pw_uid >= 1000)
+                  and p.pw_dir not in ("", "/", "/nonexistent")}
+    except OSError:
+        others = set()
+    return frozenset({home, *others})
 
 
 def _secrets(layout: Layout, writable: list[Path], shown: list[Path]) -> list[Path]:
     """Credential stores and GA_HOME where they would still be visible, unless the user named them."""
     named = [*layout.readable, *layout.writable]
-    found = [layout.home / p for p in HIDDEN_IN_HOME] + [layout.ga_home]
+    found = [layout.home / p for p in (*HIDDEN_IN_HOME, *HISTORIES_IN_HOME)] + [layout.ga_home]
     visible = [*writable, *shown, *SYSTEM]
     return [p for p in found if _under(p, visible) and not _under(p, named)]
 
@@ -268,34 +304,23 @@ def _existing(paths: list[Path]) -> list[Path]:
     return seen
 
 
-_READ_ONLY = re.compile(r"(/[^\s:'\"`]+)['\"`]?: Read-only file system|Read-only file system: ['\"](/[^'\"]+)")
-_MISSING = re.compile(r"(/[^\s:'\"`]+)['\"`]?: No such file or directory|No such file or directory: ['\"](/[^'\"]+)")
+def writable_inside(path: Path, layout: Layout) -> bool:
+    """Whether code in the sandbox may write `path`, as wrap() mounts it: the private folders (but what is shown
+    in them), the workspace and the allowed folders (but what is kept read-only or hidden in them)."""
+    writable = layout.roots
+    shown = [p for p in _shown(layout) if not _under(p, [*writable, *SYSTEM])]
+    startup = startup_entries(layout.home, writable, _path_entries())
+    if _under(path, [*layout.kept, *own_code(), *_secrets(layout, writable, shown)]):
+        return False
+    if _under(path, startup) and not _under(path, [w for w in writable if _under(w, startup)]):
+        return False
+    if _under(path, writable):
+        return not layout.read_only
+    return _under(path, _private(layout, writable)) and not _under(path, shown)
 
 
-def blocked(output: str, layout: Layout) -> str:
-    """Why a failed command looks stopped by the sandbox itself ("" when it does not): no network, a path the
-    sandbox keeps read-only, or one of the host's that is not there inside. A human may let it run outside."""
-    if not layout.network and NO_NETWORK.search(output):
-        return "it has no network"
-    if m := _READ_ONLY.search(output):
-        return f"{m.group(1) or m.group(2)} is read-only inside it"
-    for m in _MISSING.finditer(output):
-        path = Path(m.group(1) or m.group(2))
-        if os.path.lexists(path) and not _visible(path, layout):
-            return f"{path} is not visible inside it"
-    return ""
-
-
-def _visible(path: Path, layout: Layout) -> bool:
+def shown_inside(path: Path, layout: Layout) -> bool:
+    """Whether the sandbox shows `path` of the host at all (the workspace, the system, what it shows read-only)."""
     if _under(path, [*layout.roots, *_shown(layout)]):
         return True
     return not _under(path, _private(layout, layout.roots)) and _under(path, list(SYSTEM))
-
-
-def failure_hint(output_head: str) -> str:
-    """bwrap prints `bwrap: ...` when it cannot build the sandbox."""
-    if not output_head.startswith("bwrap: "):
-        return ""
-    reason = output_head.splitlines()[0]
-    return (f"The sandbox could not start ({reason}). Tell the user: a path the sandbox binds may be missing, or "
-            "the host forbids user namespaces; --no-sandbox runs without it.")

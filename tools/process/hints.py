@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 
@@ -89,6 +90,10 @@ def _permission_denied(output: str, sandbox: bool) -> str:
              if sandbox else "")
     if "Read-only file system" in output and sandbox:
         where = " The sandbox makes everything outside the workspace read-only."
+    if sandbox and re.search(rf"{re.escape(os.path.expanduser('~'))}/(\.|bin/)\S*'?:? Read-only file system", output):
+        return ("in the sandbox HOME's dotfiles, dot-folders and ~/bin are read-only, even when the workspace is HOME "
+                "(a start-up file written there would run on the host later): put the file in the workspace's own "
+                "folders, or tell the user the change to make.")
     if sandbox and re.search(r"\.git/\S*(lock|config|hooks)\S*'?:? Read-only file system|\.git\S*: Read-only", output):
         return ("in the sandbox the repository's .git is read-only (hooks and config written there would run on "
                 "the host later): git can read but not commit, branch or configure. Leave the git step to the "

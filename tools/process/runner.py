@@ -1,7 +1,8 @@
 """Run a program for code_run: its own session, bounded time, merged output captured to a file, tree killing.
 
-Memory stays bounded however much the program prints: output goes to a log file as it arrives and
-only a tail (a few times the model's budget) is kept in memory.
+Memory and disk stay bounded however much the program prints: output goes to a log file as it arrives (its head and
+its tail: output_log.py) and only a tail (a few times the model's budget) is kept in memory. What streams live and what
+is logged is redacted as it comes.
 """
 
 from __future__ import annotations
@@ -15,21 +16,18 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
 
 import psutil
 
 from ga.tooling import screen
-from ga.tooling.redact import redact
 from tools.process import lifetime, watchdog
+from tools.process.output_log import CappedLog, StreamRedactor
 from tools.process.watchdog import MARKER
 
 READ_CHUNK = 64 * 1024
 EXIT_GRACE = 2.0
 """Seconds to keep reading after the program exits, while background children still hold the output pipe."""
 LIVE_INTERVAL = 0.05
-LOG_HOLD = 64 * 1024
-"""The log holds back an unfinished line up to this size, so redaction sees whole lines."""
 LIVE_MAX_CHARS = 8_000
 """Live terminal output per refresh: a flood is shown as its latest part, not scrolled through in full."""
 
@@ -43,8 +41,10 @@ class OutputCapture:
 
     def __init__(self, log_path: Path, tail_chars: int, live: Callable[[str], None] | None = None):
         self.log_path = log_path
-        self.log: TextIO | None = None
+        self.log: CappedLog | None = None
         """Opened once the output outgrows the tail: small outputs never touch the disk."""
+        self._log_redactor = StreamRedactor()
+        self._live_redactor = StreamRedactor()
         self.tail_cap = 2 * tail_chars
         self.tail = ""
         self.chars = 0
@@ -52,7 +52,6 @@ class OutputCapture:
         self.ends_with_newline = True
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._held = ""
-        self._log_pending = ""
         self._closed = False
         self._live = live
         self._live_text = ""
@@ -80,21 +79,19 @@ class OutputCapture:
     def save(self) -> Path:
         """Start the log file with what came so far (the tail still holds all of it)."""
         if self.log is None:
-            self.log_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            fd = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # run files are private
-            self.log = os.fdopen(fd, "w", encoding="utf-8", newline="")
+            self.log = CappedLog(self.log_path)
             self._log_write(self.tail, final=self._closed)
             if self._closed:  # saved after the program ended: nothing more will come
                 self.log.close()
         return self.log_path
 
+    @property
+    def dropped(self) -> int:
+        """Characters the log dropped between its head and its tail."""
+        return self.log.dropped_chars if self.log is not None else 0
+
     def _log_write(self, text: str, final: bool = False) -> None:
-        """Whole lines go to the log with secrets redacted; a key is not split between two writes."""
-        pending = self._log_pending + text
-        cut = len(pending) if final or len(pending) > LOG_HOLD else pending.rfind("\n") + 1
-        if cut:
-            self.log.write(redact(pending[:cut]))
-        self._log_pending = pending[cut:]
+        self.log.write(self._log_redactor.feed(text, final))
 
     def close(self) -> None:
         self.feed(b"", final=True)
@@ -115,7 +112,7 @@ class OutputCapture:
     def _stream(self, text: str, force: bool) -> None:
         if self._live is None:
             return
-        self._live_text += text
+        self._live_text += self._live_redactor.feed(text, final=force)
         if len(self._live_text) > LIVE_MAX_CHARS:
             self._live_text, self._live_cut = self._live_text[-LIVE_MAX_CHARS:], True
         now = time.monotonic()

@@ -1,6 +1,6 @@
 """The session's tabs: short stable ids (t1, t2, ...), which tab is current, a crashed one reopened; what a tab's page
-tells the session (dialogs answered by policy, crashes, closes, navigations, requests in flight); the tab list and a
-bounded wait for a quiet network. Run on the session thread."""
+tells the session (dialogs answered by policy: a page's confirm() and prompt() dismissed; crashes, closes,
+navigations, requests in flight); the tab list and a bounded wait for a quiet network. Run on the session thread."""
 
 from __future__ import annotations
 
@@ -50,24 +50,35 @@ def _navigated(session: Session, tab_id: str, page: Page, frame: Any) -> None:
         session.policy.visit(frame.url)
 
 
+DISMISSED = {
+    "confirm": "dismissed (a page's confirm() is never accepted for you: when the task means it, set "
+               "`window.confirm = () => true` in web_execute_js, then act again)",
+    "prompt": "dismissed (a page's prompt() is never answered for you: when the task means it, set "
+              "`window.prompt = () => 'ANSWER'` in web_execute_js, then act again)",
+}
+"""How a page's own questions are answered: no, and the model is told how to say yes on purpose."""
+
+
 def answer_dialog(session: Session, tab_id: str, dialog: Any) -> None:
-    """Accept alerts, confirms and leave-page prompts (a prompt() gets its default value); in plan mode, where
-    nothing may change, confirms and prompts are dismissed. Each one is told to the model and to the user."""
+    """Accept alerts and leave-page prompts (the model's own navigation); dismiss a page's confirm() and prompt(): a
+    page asking "Delete your account?" is answered no unless the model's script says yes itself, in plain sight (it
+    replaces window.confirm before acting). Each one is told to the model and to the user."""
     record = {"tab": tab_id, "type": dialog.type, "message": dialog.message[:500]}
     try:
-        if session.settings.mode == "plan" and dialog.type in ("confirm", "prompt"):
+        if session.settings.mode == "plan" and dialog.type in DISMISSED:
             dialog.dismiss()
             record["answer"] = "dismissed (plan mode: nothing is confirmed)"
-        elif dialog.type == "prompt":
-            dialog.accept(dialog.default_value)
-            record["answer"] = f"accepted with {dialog.default_value!r}"
+        elif dialog.type in DISMISSED:
+            dialog.dismiss()
+            record["answer"] = DISMISSED[dialog.type]
         else:
             dialog.accept()
             record["answer"] = "accepted"
     except Exception as e:  # the page may already be gone
         record["answer"] = f"could not answer ({e})"
     session.dialogs.append(record)
-    session.notice(f"browser: {tab_id} {record['type']} {record['message'][:120]!r} → {record['answer']}")
+    answer = record["answer"].split(" (", 1)[0]  # the terminal gets the answer; the model, also why and what else
+    session.notice(f"browser: {tab_id} {record['type']} {record['message'][:120]!r} → {answer}")
 
 
 def tab_list(session: Session) -> list[dict]:

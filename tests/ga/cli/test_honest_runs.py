@@ -4,6 +4,7 @@ what happened (`verified`), --check says what done means, and a reasoning model'
 from __future__ import annotations
 
 import json
+import sys
 import uuid
 
 import pytest
@@ -128,6 +129,25 @@ def test_check_passes_and_the_run_is_verified(home, workspace):
     (check,) = events(only_run(home), "check")
     assert check["passed"] and check["exit_code"] == 0 and check["command"] == "test -f done.txt"
     assert "check: test -f done.txt" in proc.stderr  # the run header says what done means
+
+
+def test_a_pytest_py_the_run_wrote_cannot_verify_it_and_the_check_lists_the_run_s_files_it_imported(home, workspace):
+    (workspace / "test_app.py").write_text("from app import add\n\ndef test_add():\n    assert add(1, 2) == 3\n")
+    (workspace / "app.py").write_text("def add(a, b):\n    return a - b\n")
+    steps = [{"tool_calls": [tool_call("file_write", path="pytest.py", content="print('1 passed')\n")]},
+             {"content": "Done."},
+             {"tool_calls": [tool_call("file_write", path="app.py", content="def add(a, b):\n    return a + b\n")]},
+             {"content": "Fixed."}]
+    check = f"{sys.executable} -m pytest -q -p no:cacheprovider test_app.py"
+    with ScriptedServer(steps) as server:
+        proc = ga(["make the tests pass", "--json", "--check", check], server, home, workspace)
+        server.assert_complete()
+    result = json.loads(proc.stdout)
+    assert result["verified"] is True and result["answer"] == "Fixed.", proc.stderr
+    first, second = events(only_run(home), "check")
+    assert not first["passed"] and "1 failed" in first["content"], first["content"]
+    assert second["run_files"] == [str(workspace / "app.py")]  # test_app.py came before the run; pytest.py unused
+    assert "made or changed during this run: app.py" in second["content"]
 
 
 def test_a_failed_check_goes_back_to_the_model_and_the_run_goes_on(home, workspace):

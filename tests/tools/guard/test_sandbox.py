@@ -169,7 +169,7 @@ def test_git_config_in_home_stays_as_it_was_when_the_workspace_is_home(make_ctx,
     result = run(make_ctx(sandbox=True, workdir=home), script, type="bash")
     assert "GLOBAL" not in result.content and "XDG" in result.content
     assert (home / ".gitconfig").read_text() == "[user]\n\tname = me\n"
-    assert "alias" not in (home / ".config/git/config").read_text()
+    assert not (home / ".config").exists() and (home / ".config.disabled-by-ga").exists()  # a new dot-folder: aside
 
 
 @needs_bwrap

@@ -5,11 +5,13 @@ from __future__ import annotations
 import signal
 import threading
 import time
+from pathlib import Path
 
 import psutil
 
-from tests.tools.code_runs import alive, run
+from tests.tools.code_runs import alive, dispatch, run
 from tools.code_run import tail_lines
+from tools.process.output_log import LOG_HEAD_CHARS, LOG_TAIL_CHARS
 
 # --- time and process trees --------------------------------------------------------------------
 
@@ -65,7 +67,7 @@ def test_background_process_with_redirected_output_returns_at_once(make_ctx, wor
 
 # --- big output: bounded memory, tail, full file ----------------------------------------------------
 
-def test_100_mb_of_output_keeps_memory_bounded(make_ctx):
+def test_100_mb_of_output_keeps_memory_and_the_log_on_disk_bounded(make_ctx):
     ctx = make_ctx()
     me = psutil.Process()
     before, peak, done = me.memory_info().rss, [0], threading.Event()
@@ -88,11 +90,27 @@ def test_100_mb_of_output_keeps_memory_bounded(make_ctx):
     assert growth < 60, f"agent grew by {growth:.1f} MB"
     full = result.details["full_output"]
     assert "full output: " + full in result.content and "1,000,001 lines" in result.content
-    with open(full, "rb") as f:
-        f.seek(0, 2)
-        assert f.tell() == 100_000_000 + len("THE END\n")
+    dropped = 100_000_000 + len("THE END\n") - LOG_HEAD_CHARS - LOG_TAIL_CHARS
+    assert result.details["log_dropped_chars"] == dropped and f"{dropped:,} chars between dropped" in result.content
+    log = Path(full).read_text()
+    assert len(log) < LOG_HEAD_CHARS + LOG_TAIL_CHARS + 500 and log.startswith("x" * 99 + "\n")
+    assert f"[… {dropped:,} characters" in log and log.endswith("x" * 99 + "\nTHE END\n")
     assert result.content.rstrip().endswith("THE END")
     assert len(result.content) <= ctx.output_budget
+
+
+def test_what_streams_live_is_redacted_even_when_a_key_comes_in_pieces(make_ctx):
+    key = "sk-" + "A1b2C3d4" * 4
+    pem = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU=\n-----END OPENSSH PRIVATE KEY-----\n"
+    script = ("import sys, time\n"
+              f"for piece in ({key[:5]!r}, {key[5:] + chr(10)!r}, *{pem.splitlines(keepends=True)!r}):\n"
+              "    sys.stdout.write(piece); sys.stdout.flush(); time.sleep(0.08)\nprint('done')")
+    ctx = make_ctx()
+    result = dispatch(ctx, script=script)  # the result is redacted by the dispatcher, the live stream as it comes
+    live = "".join(ctx.ui.live_output)
+    assert "done" in live and "[REDACTED]" in live, live
+    assert key[5:] not in live and "b3BlbnNzaC1rZXktdjEAAAAABG5vbmU=" not in live, live
+    assert key[5:] not in result.content and "b3BlbnNzaC1rZXktdjEAAAAABG5vbmU=" not in result.content
 
 
 def test_tail_keeps_whole_lines_within_the_budget(make_ctx):

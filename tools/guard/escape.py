@@ -1,0 +1,108 @@
+"""When the sandbox stopped a command: whether a human may be asked to let it run outside, and what they are shown.
+
+The reason is read from the program's output, and the program is the model's code: it can print
+"/home/me/x: Read-only file system" without trying anything. So the question is asked only when what the output says
+is true of the sandbox: it has no network; the path it names read-only is one the sandbox keeps read-only or hidden
+(sandbox.writable_inside) and the user may write on the host; the path it names missing exists on the host and is
+not shown inside. The question says the reason comes from the output, and shows, beside the command, the workspace
+scripts it runs that the run wrote (`bash build.sh` says little of what would run outside).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+from pathlib import Path
+
+from tools.guard.places import normpath
+from tools.guard.sandbox import Layout, shown_inside, writable_inside
+from tools.process.hints import NO_NETWORK
+
+_READ_ONLY = re.compile(r"(/[^\s:'\"`]+)['\"`]?: Read-only file system|Read-only file system: ['\"](/[^'\"]+)")
+_MISSING = re.compile(r"(/[^\s:'\"`]+)['\"`]?: No such file or directory|No such file or directory: ['\"](/[^'\"]+)")
+_WORD = re.compile(r"[\w./~+-]+")
+IMPLIED = {"make": ("Makefile", "makefile", "GNUmakefile"), "npm": ("package.json",), "yarn": ("package.json",),
+           "pnpm": ("package.json",), "bun": ("package.json",), "just": ("justfile", "Justfile"), "tox": ("tox.ini",),
+           "pytest": ("conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini")}
+"""Files a command runs without naming them."""
+SHOWN_CHARS = 4_000
+"""Of each script shown to the human (the rest is said to be cut)."""
+MAX_SCRIPTS = 8
+
+
+def blocked(output: str, layout: Layout) -> str:
+    """Why a failed command was stopped by the sandbox itself, going by its output and checked against the sandbox
+    ("" when it was not): no network, a path the sandbox keeps read-only, or one of the host's it does not show."""
+    if not layout.network and NO_NETWORK.search(output):
+        return "it has no network"
+    for m in _READ_ONLY.finditer(output):
+        path = Path(os.path.realpath(m.group(1) or m.group(2)))  # a write through a link lands where it points
+        if not writable_inside(path, layout) and _host_writable(path):
+            return f"{path} is read-only inside it"
+    for m in _MISSING.finditer(output):
+        path = Path(normpath(m.group(1) or m.group(2)))
+        if os.path.lexists(path) and not shown_inside(path, layout):
+            return f"{path} is not visible inside it"
+    return ""
+
+
+def _host_writable(path: Path) -> bool:
+    """The user may write `path` on the host (or create it: its nearest folder that exists)."""
+    while not os.path.lexists(path) and path != path.parent:
+        path = path.parent
+    return os.access(path, os.W_OK)
+
+
+def run_started(run_dir: Path) -> float:
+    """When the run began (its state file's `created`); 0 when unknown, so that every file counts as the run's."""
+    try:
+        created = json.loads((run_dir / "state.json").read_text(encoding="utf-8")).get("created")
+    except (OSError, ValueError, AttributeError):
+        return 0.0
+    return float(created) if isinstance(created, int | float) else 0.0
+
+
+def scripts_written(script: str, cwd: Path, roots: list[Path], since: float) -> list[Path]:
+    """The files of the writable folders the command runs (names it, or implies: a Makefile for make) that were
+    made or changed since `since` (their ctime, which no program can set back)."""
+    try:
+        words = shlex.split(script, comments=True)
+    except ValueError:
+        words = []
+    words += _WORD.findall(script)
+    names = [*words, *(f"{w}.py" for w in words if w.isidentifier())]
+    names += [implied for w in words for implied in IMPLIED.get(os.path.basename(w), ())]
+    found: list[Path] = []
+    for name in dict.fromkeys(names):
+        path = Path(normpath(str(cwd / os.path.expanduser(name))))
+        try:
+            made = path.is_file() and path.stat().st_ctime >= since
+        except (OSError, ValueError):
+            continue
+        if made and any(path.is_relative_to(r) for r in roots) and path not in found:
+            found.append(path)
+    return found[:MAX_SCRIPTS]
+
+
+def shown_with_scripts(script: str, scripts: list[Path]) -> str:
+    """The command, then each script it runs that the run wrote, for the human's question."""
+    parts = [script]
+    for path in scripts:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError as e:
+            text = f"(unreadable: {e.strerror})"
+        cut = f"\n… ({len(text) - SHOWN_CHARS:,} more characters)" if len(text) > SHOWN_CHARS else ""
+        parts.append(f"--- {path} (written during this run) ---\n{text[:SHOWN_CHARS]}{cut}")
+    return "\n\n".join(parts)
+
+
+def failure_hint(output_head: str) -> str:
+    """bwrap prints `bwrap: ...` when it cannot build the sandbox."""
+    if not output_head.startswith("bwrap: "):
+        return ""
+    reason = output_head.splitlines()[0]
+    return (f"The sandbox could not start ({reason}). Tell the user: a path the sandbox binds may be missing, or "
+            "the host forbids user namespaces; --no-sandbox runs without it.")
