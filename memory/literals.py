@@ -27,7 +27,7 @@ NOT_ROLES = frozenset({"a", "an", "the", "of", "to", "into", "in", "on", "at", "
     "or", "as", "is", "are", "be", "named", "called", "set", "setting", "its", "it", "that", "this", "those",
     "these", "their", "each", "every", "all", "file", "files", "value", "values", "new", "old", "exactly", "just",
     "only", "plain", "containing", "contains", "holds", "has", "have", "write", "writes", "put", "save", "change",
-    "rename", "replace", "make", "create", "run"})
+    "rename", "replace", "make", "create", "run", "what", "which", "how", "many", "much", "does", "do", "there"})
 """Words before a value that say nothing of its role ("named", "the", "into")."""
 NOUNS_AFTER = frozenset({"key", "column", "field", "section", "function", "method", "class", "variable", "option",
                          "setting", "word", "table", "row", "header", "tag", "label", "flag", "property", "attribute",
@@ -69,7 +69,8 @@ def task_literals(task: str) -> list[Literal]:
             found[value] = Literal(value=value, position=position, number=number)
 
     for m in _QUOTED.finditer(task):
-        add(next(g for g in m.groups() if g is not None), m.start())
+        group = next(i for i, g in enumerate(m.groups(), 1) if g is not None)
+        add(m.group(group), m.start(group))
     for pattern in (_URL, _FILE, _CAPS):
         for m in pattern.finditer(task):
             if pattern is not _FILE or not _ABBREVIATION.fullmatch(m.group()):
@@ -92,15 +93,17 @@ def parameters(used: list[Literal], task: str, existed: set[str]) -> list[Parame
     """Parameters for the literals the code uses, in the task's order, with names that say their role; `existed`
     holds the workspace's files before the run (a file named in the task that existed is an input)."""
     names: set[str] = set()
+    roles: dict[str, str] = {}
     out = []
-    for lit in sorted(used, key=lambda lit: lit.position)[:MAX_PARAMETERS]:
-        name = _unique(_role(lit, task, existed), names)
+    ordered = sorted(used, key=lambda lit: lit.position)[:MAX_PARAMETERS]
+    for i, lit in enumerate(ordered):
+        roles[lit.value] = role = _role(lit, task, existed, ordered[i - 1] if i else None, roles)
         integer = lit.number and "." not in lit.value
-        out.append(Parameter(name=name, value=lit.value, number=lit.number, integer=integer))
+        out.append(Parameter(name=_unique(role, names), value=lit.value, number=lit.number, integer=integer))
     return out
 
 
-def _role(lit: Literal, task: str, existed: set[str]) -> str:
+def _role(lit: Literal, task: str, existed: set[str], previous: Literal | None, roles: dict[str, str]) -> str:
     value = lit.value
     if _URL.fullmatch(value):
         return "URL"
@@ -110,7 +113,15 @@ def _role(lit: Literal, task: str, existed: set[str]) -> str:
     after = _WORD.findall(task[lit.position + len(lit.value) + 1:])[:1]
     if after and after[0].lower() in NOUNS_AFTER:  # "the `path` key"
         return after[0].upper()
-    before = [w for w in _WORD.findall(task[:lit.position])[-4:] if w.lower() not in NOT_ROLES]
+    if previous is not None:  # "rename `calc` to `total`", "replace `colour` with `color`": the new one
+        between = task[previous.position + len(previous.value):lit.position]
+        if re.fullmatch(r"[\W_]*(?:to|with|by|into|as)[\W_]*", between, re.IGNORECASE):
+            earlier = roles.get(previous.value, "VALUE")
+            return "VALUE" if earlier in ("KEY", "VALUE", "NUMBER") else f"NEW_{earlier}"
+    prefix = task[:lit.position]
+    if previous is not None:  # another value's words say nothing of this one's role
+        prefix = prefix[:previous.position] + " " + prefix[previous.position + len(previous.value):]
+    before = [w for w in _WORD.findall(prefix)[-4:] if w.lower() not in NOT_ROLES]
     role = before[-1].upper().replace("-", "_") if before else ""
     if role and re.fullmatch(r"[A-Z][A-Z0-9_]{1,20}", role) and role != value.upper():
         return role

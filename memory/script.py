@@ -66,7 +66,7 @@ def build(steps: list[Step], lifter: Lifter | None = None) -> Script:
         code = lift_python.lift(steps[0].code, literals, name_of) if literals else steps[0].code
         if code is not None:
             code = lift_python.with_header(code, lift_python.header(params, from_env=False))
-            return Script(files={"main.py": code}, entry="main.py", parameters=params)
+            return Script(files={"main.py": code.rstrip("\n") + "\n"}, entry="main.py", parameters=params)
     files: dict[str, str] = {}
     body = [_render(step, name_of, literals, params, files) for step in steps]
     head = ["#!/usr/bin/env bash", "# Learnt by ga from a verified run; each step runs as the run ran it.",
