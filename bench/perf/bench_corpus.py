@@ -1,7 +1,9 @@
 """The command policy's corpus through code_run, as an unattended run meets it, with and without the sandbox.
 
-Dangerous commands: refused, asked (denied unattended) or executed (the policy let them through). Without
-the sandbox "executed" is counted, never run. With the sandbox every command the policy lets through runs,
+Dangerous commands: refused, asked (denied unattended) or executed (the policy let them through). Those the
+policy lets through are then run as `--no-sandbox` runs them, inside a bwrap mount namespace where only the
+throw-away folder is writable (the host is read-only, so what they can harm is the throw-away HOME), and counted
+when they did harm there. With the sandbox every command the policy lets through runs,
 and so does every dangerous command with the policy bypassed ("the sandbox alone"); after each, canaries
 outside the workspace are compared: a throw-away HOME (outside /tmp) with dotfiles, ~/.ssh and GA_HOME, the
 workspace's .git, a few host files, the host's mounts and root's crontab; and git metadata left in the workspace
@@ -13,10 +15,12 @@ that fail only in the sandbox.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -127,6 +131,27 @@ def corpus_figures() -> None:
         shutil.rmtree(root, ignore_errors=True)
 
 
+def _unsandboxed_harm(cases: list[Case], home: Path) -> list[Case] | str:
+    """The cases run without the sandbox, as `--no-sandbox` runs them, each in a fresh throw-away home: the ones
+    that did harm. They run in a child process inside a bwrap mount namespace where only the throw-away folder is
+    writable, so a command the policy wrongly lets through cannot reach the host's own files."""
+    if not cases:
+        return []
+    if shutil.which("bwrap") is None:
+        return "skipped (bwrap is not installed)"
+    root = str(home.parent)
+    command = ["bwrap", "--ro-bind", "/", "/", "--bind", root, root, "--dev", "/dev", "--proc", "/proc",
+               "--tmpfs", "/tmp", "--die-with-parent", "--chdir", str(Path(__file__).resolve().parents[2]),
+               sys.executable, "-m", "bench.perf.bench_corpus", "unsandboxed", str(home)]
+    payload = json.dumps([[c.script, c.kind] for c in cases])
+    done = subprocess.run(command, input=payload, capture_output=True, text=True, timeout=60 * len(cases),
+                          check=False)
+    if done.returncode != 0:
+        return f"skipped (the isolated run failed: {done.stderr.strip()[-300:]})"
+    harmed = set(json.loads(done.stdout.strip().splitlines()[-1]))
+    return [c for i, c in enumerate(cases) if i in harmed]
+
+
 def _figures(home: Path) -> None:
     workspace = _setup(home)
     ctx = _context(home, workspace, False)
@@ -140,6 +165,10 @@ def _figures(home: Path) -> None:
           + (f": {'; '.join(executed)}" if executed else ""))
     print(f"corpus, everyday ({len(EVERYDAY)}): wrongly refused or asked {len(wrongly)} "
           + (f"({'; '.join(c.script[:40] for c in wrongly)})" if wrongly else ""))
+    harmed_bare = _unsandboxed_harm([c for c in DANGEROUS if verdicts[c] == "executed"], home)
+    print(f"corpus, dangerous, --no-sandbox: executed {counts['executed']}, of which harmed the throw-away home: "
+          + (harmed_bare if isinstance(harmed_bare, str) else f"{len(harmed_bare)}"
+             + (f" ({'; '.join(c.script[:50] for c in harmed_bare)})" if harmed_bare else "")))
     if problem := sandbox.problem():
         print(f"corpus with the sandbox: skipped ({problem})")
         return
@@ -154,3 +183,9 @@ def _figures(home: Path) -> None:
     failing = [c for c in EVERYDAY if _execute(c, home, False)[1] == 0 and _execute(c, home, True)[1] != 0]
     print(f"everyday commands that succeed without the sandbox but fail in it: {len(failing)} "
           + (f"({'; '.join(c.script[:40] for c in failing)})" if failing else ""))
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["unsandboxed"]:  # the isolated child of _unsandboxed_harm
+    os.environ["HOME"] = sys.argv[2]
+    cases = [Case(script, kind=kind) for script, kind in json.loads(sys.stdin.read())]
+    print(json.dumps([i for i, case in enumerate(cases) if _execute(case, Path(sys.argv[2]), False)[0]]))

@@ -3,6 +3,7 @@ and the command policy's corpus (tests/tools/guard/corpus.py) with and without t
 
     python bench/perf/code_run_bench.py            # everything
     python bench/perf/code_run_bench.py corpus     # only the corpus figures
+    python bench/perf/code_run_bench.py policy     # only the policy's speed
 
 Targets: overhead ≤ 1.5×, RSS growth ≤ 50 MB, policy check < 5 ms per command. Both sides of a
 ratio run in the same process, interleaved, so machine noise hits them alike. The corpus runs against a
@@ -94,9 +95,19 @@ def policy_speed(workspace: Path) -> tuple[float, float, float, int]:
     return statistics.mean(medians) * 1e3, max(medians) * 1e3, raw_max * 1e3, len(corpus)
 
 
+def print_policy_speed(workspace: Path) -> None:
+    mean, worst, raw_max, count = policy_speed(workspace)
+    print(f"policy check over {count} commands: mean {mean:.3f} ms, slowest command {worst:.3f} ms "
+          f"(median of 5), single worst sample {raw_max:.2f} ms (target < 5 ms) {'ok' if worst < 5 else 'OVER'}")
+
+
 def main() -> None:
     if sys.argv[1:] == ["corpus"]:
         corpus_figures()
+        return
+    if sys.argv[1:] == ["policy"]:
+        with tempfile.TemporaryDirectory() as folder:
+            print_policy_speed(Path(folder))
         return
     with tempfile.TemporaryDirectory() as folder:
         ctx = make_ctx(Path(folder))
@@ -108,9 +119,7 @@ def main() -> None:
         growth, took = flood_growth(ctx)
         print(f"100 MB output: agent RSS growth {growth:.1f} MB (target ≤ 50 MB) in {took:.2f} s "
               f"{'ok' if growth <= 50 else 'OVER TARGET'}")
-        mean, worst, raw_max, count = policy_speed(ctx.workspace)
-        print(f"policy check over {count} commands: mean {mean:.3f} ms, slowest command {worst:.3f} ms "
-              f"(median of 5), single worst sample {raw_max:.2f} ms (target < 5 ms) {'ok' if worst < 5 else 'OVER'}")
+        print_policy_speed(ctx.workspace)
     corpus_figures()
 
 
