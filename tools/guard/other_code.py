@@ -44,7 +44,8 @@ def inline_code(name: str, args: list[str]) -> tuple[str, list[str]] | None:
     code, rest, i = [], [], 0
     while i < len(args):
         a = args[i]
-        if a in flags and i + 1 < len(args):
+        bundled = name in ("perl", "ruby") and re.fullmatch(r"-[a-zA-Z]*[eE]", a)  # `-pe CODE`, `-lane CODE`
+        if (a in flags or bundled) and i + 1 < len(args):
             code.append(args[i + 1])
             i += 2
             continue
@@ -63,7 +64,8 @@ def check(name: str, args: list[str], scan: Scanner, command: str) -> None:
     if found is None:
         return
     code, operands = found
-    if name == "perl" and any(re.match(r"^-\w*i", a) for a in args):  # perl -i -pe ...: edits its files
+    if name in ("perl", "ruby") and any(re.match(r"-[a-zA-Z]*i", a) and a[1:2] not in "Mm" for a in args):
+        # `perl -i -pe ...`, `perl -pi.bak -e ...`: edits its files in place
         for path in operands:
             scan.write(path, command)
     code = _HOME.sub(_HOME_MARK, code)

@@ -10,6 +10,7 @@ import os
 import re
 from collections.abc import Callable
 
+from tools.guard.links import LinkedPlaces
 from tools.guard.places import CATASTROPHIC_PLACES, Places, Target, normpath
 from tools.guard.scanner import ASK, REFUSE
 
@@ -51,14 +52,15 @@ def check_delete(target: Target, *, recursive: bool, command: str, flag: Flag, v
         flag(ASK, "delete-outside-workspace", f"`{command}` would {verb} {what}, outside the workspace")
 
 
-def check_write(path: str, places: Places, command: str, flag: Flag, *, strict: bool = True) -> None:
-    """Redirections and other writes: a disk device never; outside the workspace, or a protected path, asks."""
+def check_write(path: str, places: LinkedPlaces, command: str, flag: Flag, *, strict: bool = True) -> None:
+    """Redirections and other writes (through links): a disk device never; outside the workspace, or a protected
+    path, asks."""
     if is_device(path):
         flag(REFUSE, "overwrite-device", f"`{command}` writes onto the disk device {path}")
         return
     if _SAFE_WRITES.match(path):
         return
-    target = places.target(path)
+    target = places.target(path, follow=True)
     if target.unknown and not target.anchored:
         if strict:
             flag(ASK, "write-unknown-path", f"`{command}` writes to {path!r}, a path the policy cannot see "

@@ -5,6 +5,7 @@ outside the workspace (`--global`, `--system`)."""
 from __future__ import annotations
 
 import re
+import shlex
 
 from tools.guard.places import Places
 from tools.guard.rules_files import Flag, check_write
@@ -17,17 +18,49 @@ _EXEC_KEYS = re.compile(r"^(core\.(fsmonitor|hookspath|sshcommand|pager|editor|a
                         r"merge\..*\.driver|alias\..*|include\.path|includeif\..*|uploadpack\.packobjectshook|"
                         r"url\..*\.insteadof|remote\..*\.(uploadpack|receivepack))$", re.IGNORECASE)
 """Config keys whose value git runs as a command (or that pull in config from elsewhere)."""
+_COMMAND_KEYS = re.compile(r"^(core\.(fsmonitor|sshcommand|pager|editor|askpass|gitproxy)|sequence\.editor|pager\..*|"
+                           r"credential\..*helper|gpg\.(.*\.)?program|.*\.textconv|filter\..*|diff\..*\.command|"
+                           r"merge\..*\.driver|uploadpack\.packobjectshook|remote\..*\.(uploadpack|receivepack))$")
+"""Of those, the keys whose value is a shell command (the scan checks it as one)."""
+_BOOLEANS = {"true", "false", "yes", "no", "on", "off", "1", "0", ""}
+
+
+def config_options(args: list[str]) -> tuple[list[tuple[str, str]], int]:
+    """`git -c KEY=VALUE -C DIR SUBCOMMAND ...`: the -c pairs (keys lowercased) and where the subcommand is."""
+    pairs, i = [], 0
+    while i < len(args) and args[i].startswith("-"):
+        if args[i] == "-c" and i + 1 < len(args):
+            key, _, value = args[i + 1].partition("=")
+            pairs.append((key.lower(), value))
+        i += 2 if args[i] in _GLOBAL_VALUES else 1
+    return pairs, i
+
+
+def command_keys(args: list[str]) -> list[str]:
+    """The shell commands `git -c` hands git for this run: `alias.x=!CODE`, `core.pager=CODE`, `core.fsmonitor=..`."""
+    return [value.removeprefix("!") for key, value in config_options(args)[0]
+            if (key.startswith("alias.") and value.startswith("!")) or
+            (_COMMAND_KEYS.match(key) and value.lower() not in _BOOLEANS)]
 
 
 def check_git(args: list[str], places: Places, command: str, flag: Flag) -> None:
-    """`git [global options] SUBCOMMAND ...`: global options (-C DIR, -c k=v) are skipped, not read as the verb."""
-    i = 0
-    while i < len(args) and args[i].startswith("-"):
-        i += 2 if args[i] in _GLOBAL_VALUES else 1
-    if i < len(args):
-        rule = _SUBCOMMANDS.get(args[i])
-        if rule is not None:
-            rule(args[i + 1:], places, command, flag)
+    """`git [global options] SUBCOMMAND ...`: global options (-C DIR, -c k=v) are skipped, not read as the verb;
+    an alias given with -c stands for the git command it names."""
+    pairs, i = config_options(args)
+    for key, _ in pairs:
+        if _EXEC_KEYS.match(key) and not key.startswith("alias.") and not _COMMAND_KEYS.match(key):
+            flag(ASK, "git-config-exec", f"`{command}` sets {key} for this command: git then runs code from elsewhere")
+    if i >= len(args):
+        return
+    alias = dict(pairs).get(f"alias.{args[i].lower()}", "")
+    try:
+        words = shlex.split(alias) if not alias.startswith("!") else []
+    except ValueError:  # unbalanced quotes
+        words = alias.split()
+    verb, rest = (words[0], words[1:] + args[i + 1:]) if words else (args[i], args[i + 1:])
+    rule = _SUBCOMMANDS.get(verb)
+    if rule is not None:
+        rule(rest, places, command, flag)
 
 
 def _words(args: list[str]) -> list[str]:

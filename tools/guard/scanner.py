@@ -1,14 +1,10 @@
-"""The command policy's shared vocabulary: verdicts, a Decision, and the Scanner that the shell and Python
-checks report to. shell_scan.Scan implements it; python_scan and shell_words only know this interface."""
+"""The command policy's shared vocabulary: verdicts, a Decision, and the Scanner that the Python and other
+interpreters' checks report to. shell_scan.Scan implements it; python_scan and other_code only know this interface."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
-
-if TYPE_CHECKING:
-    from tools.guard.places import Places
+from typing import Protocol
 
 ALLOW, ASK, REFUSE = "allow", "ask", "refuse"
 """The three tiers: run it, ask a human (the dangerous tier), never run it (the catastrophic tier)."""
@@ -58,20 +54,4 @@ class Scanner(Protocol):
 
     def write(self, path: str, command: str, *, strict: bool = True) -> None:
         """Check a write to `path`; `strict`: a path with an unknown start asks (bash), else it passes (Python)."""
-        ...
-
-
-class ShellScanner(Scanner, Protocol):
-    """What the bash walker also needs: the known values, the functions and aliases defined, scripts written."""
-
-    places: Places
-    command: str
-    depth: int
-    functions: dict[str, tuple[Any, object]]
-    """Function name -> (the walker that defined it, its body)."""
-    called: set[str]
-    files: dict[Path, str]
-
-    def deeper(self, what: str) -> bool:
-        """Enter nested code; False (and a finding) past the depth limit."""
         ...

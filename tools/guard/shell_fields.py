@@ -1,190 +1,162 @@
-"""What bash does to a word after parsing and before running it, beside parameter expansion (shell_expand):
-brace expansion (`{rm,-rf,~}` is three words, `~{,}` is `~ ~`) and the splitting of unquoted expansions on
-IFS (`rm${IFS}-rf${IFS}$HOME` is three words). The policy judges the words bash would run, not the word as
-written; a word that would expand past a limit is unknown.
+"""The words bash makes of a word as written, before the command gets them: brace expansion (bracex), then
+tilde, parameters (places.py, with what the script makes known), command substitutions (their output when
+literal), quote removal and the split of unquoted expansions on IFS. A parameter the policy cannot know stays as
+written (`$CMD`), output it cannot know is ${UNKNOWN}: places.py reads both as unknown.
 """
 
 from __future__ import annotations
 
-import itertools
+import functools
 import re
-from collections.abc import Callable
+from typing import Any
 
+from tools.guard.places import UNKNOWN
+from tools.guard.shell_words import unescape
+
+Node = Any
+"""A tree-sitter node (tree_sitter is imported only when a command is first checked)."""
+DOWNLOADERS = {"curl", "wget", "fetch", "aria2c"}
+_BARE = {"word", "number", "brace_expression", "extglob_pattern"}
+_ATOM = 0xE000
+"""Private-use characters stand for the quoted and expanded parts of a word while braces are expanded."""
+_ATOMS = re.compile("([\ue000-\uf8ff])")
+Atom = tuple[str, str]
+"""A quoted or expanded part of a word: its value, and how it splits: "" not at all (quoted), "ifs" on IFS
+(unquoted), "items" one word per item ("$@")."""
 MAX_WORDS = 256
-"""Brace expansion stops past this many words; a sequence keeps its first and last (`{1..100000}`)."""
-DEFAULT_IFS = " \t\n"
-_SEQUENCE = re.compile(r"(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?")
+"""Brace expansion past this many words makes the word unknown."""
+_SCANNER_BUG = re.compile(r"(?<=\{)(\d*(?:\.\.\d*)?)[^\x00-\xff]")
+"""tree-sitter-bash 0.25.1 tests a character after `{` (`{1..`) with isdigit(), which reads past its table for one
+above U+00FF and can crash the process (tree-sitter-bash issue 337): such a character is parsed as `_`, a plain
+word character as it is."""
 
 
-def scan_quotes(raw: str) -> tuple[list[bool], bool]:
-    """Which characters of a word as written are bare (outside quotes, escapes, `${...}`, `$(...)` and
-    backquotes), and whether an expansion stands bare in it (its result is split on IFS)."""
-    bare, i, quote, split = [False] * len(raw), 0, "", False
-    while i < len(raw):
-        c = raw[i]
-        if quote == "'":
-            quote = "" if c == "'" else quote
-        elif c == "\\":
-            i += 2
-            continue
-        elif c == "$" and raw[i + 1: i + 2] in ("{", "("):
-            split |= not quote
-            i = _closing(raw, i + 1)
-            continue
-        elif c == "`":
-            split |= not quote
-            i = (raw.find("`", i + 1) + 1) or len(raw)
-            continue
-        elif c == "$" and re.match(r"[A-Za-z_0-9@*#?$!-]", raw[i + 1: i + 2]):
-            split |= not quote
-        elif quote == '"':
-            quote = "" if c == '"' else quote
-        elif c in "'\"":
-            quote = c
-        else:
-            bare[i] = True
-        i += 1
-    return bare, split
+@functools.cache
+def _parser() -> Any:
+    import tree_sitter
+    import tree_sitter_bash
+
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
 
-def _closing(raw: str, start: int) -> int:
-    """The index after the bracket that closes the one at `start` (`{` or `(`); the end if none does."""
-    opener = raw[start]
-    closer, depth = "}" if opener == "{" else ")", 0
-    for i in range(start, len(raw)):
-        if raw[i] == opener:
-            depth += 1
-        elif raw[i] == closer:
-            depth -= 1
-            if depth == 0:
-                return i + 1
-    return len(raw)
+def parse(script: str) -> Node:
+    script = _SCANNER_BUG.sub(lambda m: m[1] + "_", script)
+    return _parser().parse(script.encode("utf-8", "surrogateescape")).root_node
 
 
-def expand_braces(raw: str, limit: int = MAX_WORDS) -> list[str]:
-    """The words a word as written becomes by brace expansion (quotes kept), in bash's order. Past `limit` words
-    the rest stay as written: what is left unexpanded are siblings of words already expanded (`f{1..1000}`)."""
-    pending, done = [raw], []
-    while pending:
-        word = pending.pop(0)
-        found = _first_brace(word, limit)
-        if found is None:
-            done.append(word)
-            continue
-        start, end, items = found
-        pending[0:0] = [word[:start] + item + word[end:] for item in items]
-        if len(done) + len(pending) > limit:
-            return done + pending
-    return done
+def text(node: Node) -> str:
+    return node.text.decode("utf-8", "replace")
 
 
-def _first_brace(word: str, limit: int) -> tuple[int, int, list[str]] | None:
-    """The first `{a,b}` or `{x..y}` that bash expands: its span and its items."""
-    bare, _ = scan_quotes(word)
-    for start, c in enumerate(word):
-        if c != "{" or not bare[start]:
-            continue
-        depth, commas = 0, []
-        for end in range(start, len(word)):
-            if not bare[end]:
-                continue
-            if word[end] == "{":
-                depth += 1
-            elif word[end] == "}":
-                depth -= 1
-                if depth == 0:
-                    break
-            elif word[end] == "," and depth == 1:
-                commas.append(end)
-        else:
-            return None  # no closing brace: nothing further can expand
-        if commas:
-            cuts = [start, *commas, end]
-            return start, end + 1, [word[a + 1: b] for a, b in itertools.pairwise(cuts)]
-        if (m := _SEQUENCE.fullmatch(word[start + 1: end])) and (items := _sequence(*m.groups(), limit)):
-            return start, end + 1, items
-    return None
+class Words:
+    """Expands words for the walker (shell_walk.Walker), which checks the code their substitutions run."""
 
+    def __init__(self, scan: Any):
+        self.scan = scan
+        """shell_scan.Scan: where commands go, with the values the script makes known (scan.places)."""
+        self.fetched = False
+        """A $(...) or <(...) read for the simple command at hand runs a downloader."""
+        self.sinks: list[Node] | None = None
+        """The `>(...)` of the simple command at hand, checked once its output is known."""
 
-def _sequence(first: str, last: str, step: str | None, limit: int) -> list[str] | None:
-    if first.lstrip("-").isdigit() != last.lstrip("-").isdigit():
-        return None
-    by = abs(int(step or 1)) or 1
-    if first.lstrip("-").isdigit():
-        a, b = int(first), int(last)
-        width = max(len(first), len(last)) if re.match(r"-?0\d", first) or re.match(r"-?0\d", last) else 0
-        numbers = range(a, b + 1, by) if a <= b else range(a, b - 1, -by)
-        kept = [*numbers[:limit], numbers[-1]] if len(numbers) > limit else numbers
-        return [str(n).zfill(width) for n in kept]
-    a, b = ord(first), ord(last)
-    return [chr(n) for n in (range(a, b + 1, by) if a <= b else range(a, b - 1, -by))]
+    def walk(self, node: Node) -> str | None:
+        raise NotImplementedError
 
+    def value(self, node: Node | None) -> str:
+        """An assignment's value: no brace expansion nor splitting; an array is its words together."""
+        if node is None:
+            return ""
+        if node.type == "array":
+            return " ".join(f for c in node.named_children for f in self.fields(c))
+        atoms: list[Atom] = []
+        return self._expand("".join(self._mask(p, atoms) for p in _parts(node)), atoms, split=False)[0]
 
-def unquote(raw: str) -> str:
-    """Quote removal: what is left of a word as written once its quotes and escapes are taken out."""
-    out, i, quote = [], 0, ""
-    while i < len(raw):
-        c = raw[i]
-        if quote == "'":
-            if c == "'":
-                quote = ""
+    def fields(self, node: Node, glued: str = "") -> list[str]:
+        """The words bash makes of one word as written: brace expansion, then the expansions, split on IFS where
+        they stand unquoted (all known); "$@" is as many words as it holds; an unquoted empty word is none."""
+        atoms: list[Atom] = []
+        masked = glued + "".join(self._mask(p, atoms) for p in _parts(node))
+        variants = [masked]
+        if "{" in masked:
+            import bracex
+
+            try:
+                variants = bracex.expand(masked, keep_escapes=True, limit=MAX_WORDS)
+            except bracex.ExpansionLimitException:
+                return [UNKNOWN]
+        return [f for v in variants for f in self._expand(v, atoms, split=True)]
+
+    def _mask(self, node: Node, atoms: list[Atom]) -> str:
+        """A bare part of a word as written; any other part an atom, stood for by a private-use character."""
+        if node.type in _BARE or not node.is_named:
+            return _ATOMS.sub(UNKNOWN, text(node))  # a private-use character in the script itself: unknown
+        atoms.append(self._atom(node))
+        return chr(_ATOM + len(atoms) - 1)
+
+    def _expand(self, variant: str, atoms: list[Atom], *, split: bool) -> list[str]:
+        value, splits, quoted = "", set(), False
+        for i, piece in enumerate(_ATOMS.split(variant)):
+            if i % 2:
+                atom, how = atoms[ord(piece) - _ATOM]
+                value, quoted = value + atom, quoted or not how
+                splits.add(how)
             else:
-                out.append(c)
-        elif c == "\\" and i + 1 < len(raw):
-            if quote == '"' and raw[i + 1] not in '$`"\\\n':
-                out.append(c)
-            out.append(raw[i + 1])
-            i += 2
-            continue
-        elif quote == '"':
-            if c == '"':
-                quote = ""
+                literal = re.sub(r"\\(.)", r"\1", piece.replace("\\\n", ""), flags=re.S)
+                value += self._tilde(literal) if i == 0 else literal
+        if split and splits - {""} and self.scan.places.expand(value) is not None:
+            ifs = " \t\n" if "items" in splits else self.scan.places.value("IFS")
+            ifs = " \t\n" if ifs is None else ifs
+            return [f for f in re.split(f"[{re.escape(ifs)}]+", value) if f] if ifs else [value] if value else []
+        return [value] if value or quoted or not split else []
+
+    def _tilde(self, literal: str) -> str:
+        head, slash, rest = literal.partition("/")
+        return (self.scan.places.expand(head) or head) + slash + rest if head.startswith("~") else literal
+
+    def _atom(self, node: Node) -> Atom:
+        kind = node.type
+        if kind == "raw_string":
+            return text(node)[1:-1], ""
+        if kind == "ansi_c_string":
+            return unescape(text(node)[2:-1].replace("\\'", "'")), ""
+        if kind in ("string", "translated_string"):  # `$"..."`: a string bash may translate
+            return self._string(node if kind == "string" else node.named_children[0])
+        if kind in ("simple_expansion", "expansion"):
+            self.walk(node)  # `${X:-$(cmd)}`
+            value = self.scan.places.expand(text(node))
+            return (text(node) if value is None else value), "ifs"
+        if kind == "process_substitution":
+            self.substitution(node) if self.sinks is None or text(node)[0] == "<" else self.sinks.append(node)
+            return "/dev/fd/63", ""
+        if kind == "command_substitution":
+            return self.substitution(node), "ifs"
+        if kind == "concatenation":
+            atoms: list[Atom] = []
+            masked = "".join(self._mask(p, atoms) for p in _parts(node))
+            return self._expand(masked, atoms, split=False)[0], ""
+        self.walk(node)  # arithmetic and the rest: what runs inside is checked, the value is not known
+        return UNKNOWN, "ifs"
+
+    def _string(self, node: Node) -> Atom:
+        """A double-quoted string: one word, but "$@" and "${a[@]}" are one word per item."""
+        inner = node.named_children
+        if len(inner) == 1 and re.fullmatch(r"\$\{?(@|\w+\[@\])\}?", text(inner[0])):
+            return self._atom(inner[0])[0], "items"
+        value = ""
+        for child in inner:
+            if child.type == "string_content":
+                value += re.sub(r"\\([$`\"\\])", r"\1", text(child).replace("\\\n", ""))
             else:
-                out.append(c)
-        elif c in "'\"":
-            quote = c
-        else:
-            out.append(c)
-        i += 1
-    return "".join(out)
+                value += self._atom(child)[0]
+        return value, ""
+
+    def substitution(self, node: Node) -> str:
+        """Check the code of `$(...)`, `` `...` ``, `<(...)`; what it prints when literal, else ${UNKNOWN}."""
+        saved = self.fetched
+        outputs = [self.walk(c) for c in node.named_children if c.type != "comment"]
+        self.fetched = saved or bool(DOWNLOADERS & set(re.findall(r"[\w.-]+", text(node))))
+        return outputs[0].rstrip("\n") if len(outputs) == 1 and outputs[0] is not None else UNKNOWN
 
 
-def split_fields(value: str, ifs: str | None) -> list[str]:
-    """Word splitting of an expansion's result on IFS (unknown IFS: bash's default); empty fields are dropped."""
-    ifs = DEFAULT_IFS if ifs is None else ifs
-    if not ifs:
-        return [value] if value else []
-    return [field for field in re.split(f"[{re.escape(ifs)}]+", value) if field]
-
-
-ALL_ITEMS = re.compile(r'"\$(?:@|\{@\}|\{\w+\[@\]\})"')
-"""`"$@"`, `"${a[@]}"`: one word per item even though quoted."""
-
-
-def braced_words(raw: str, word: str) -> list[str]:
-    """`word` (quotes removed) as the words brace expansion of `raw` (as written) makes; an empty one is none."""
-    if "{" not in raw or (braced := expand_braces(raw)) == [raw]:
-        return [word]
-    return [unquote(v) for v in braced if v]
-
-
-def split_word(word: str, raw: str, expand: Callable[[str], str | None], ifs: str | None) -> list[str]:
-    """A word whose expansions stand bare in `raw` split on IFS once expanded (unknown: kept as one word)."""
-    whole = ALL_ITEMS.fullmatch(raw)
-    if not (scan_quotes(raw)[1] or whole) or (value := expand(word)) is None:
-        return [word]
-    return split_fields(value, None if whole else ifs)
-
-
-def positional(args: list[str], expand: Callable[[str], str | None], unknown: str) -> dict[str, str] | None:
-    """The positional parameters `set -- a b` (or `set a b`) gives; None for `set -e`, `set -o pipefail`."""
-    i, given = 0, False
-    while i < len(args) and args[i][:1] in ("-", "+") and args[i] not in ("-", "--"):
-        i += 2 if args[i] in ("-o", "+o") else 1
-    if i < len(args) and args[i] in ("-", "--"):
-        i, given = i + 1, True
-    if not given and i >= len(args):
-        return None
-    words = [unknown if (v := expand(a)) is None else v for a in args[i:]]
-    values = {str(n): (words[n - 1] if n <= len(words) else "") for n in range(1, 10)}
-    return {**values, "@": " ".join(words), "*": " ".join(words), "#": str(len(words))}
+def _parts(node: Node) -> list[Node]:
+    return node.children if node.type == "concatenation" else [node]

@@ -1,15 +1,17 @@
 """The command policy of code_run: catastrophic commands are refused, dangerous ones asked, the rest allowed.
 
-Bash is prepared (shell_lex: here-documents, `[[ ]]`, `case`, `$'...'`) and parsed with bashlex, a port of
-bash's grammar; what still does not parse is read statement by statement with a plain tokenizer. The scan
-follows `eval`, `bash -c`/`sh -c`, `xargs`, `find -exec`, `$(...)`, pipes into a shell, wrappers (`sudo`,
-`env`, `busybox`), aliases, functions, loops, literal base64 payloads, scripts written and then run by the
-same code, one-liners of other interpreters (other_code) and Python (python_scan, with `ast`).
+The policy is the approval and warning layer; the sandbox is the boundary. Bash is read with tree-sitter-bash
+(shell_walk), Python with `ast` (python_scan), one-liners of other interpreters by their calls (other_code). The
+scan follows code into code: `eval`, `bash -c` (a shell reached through a variable too: `$BASH -c`), `xargs`,
+`find -exec`, `$(...)`, pipes into a shell, wrappers (`sudo`, `env`, `busybox`), aliases, functions, loops,
+literal base64 payloads, command strings that other programs run (`trap`, `vim -c '!...'`, `git -c
+alias.x='!...'`), scripts and build files (`make`, `npm run`) that the same code wrote or the workspace holds, and
+paths through symbolic links.
 
-A value it cannot know (a variable from the environment, output read at run time) is unknown: a command word
-or a path that is not a literal asks, rather than allows, when it could reach a delete, a move or a write
-outside the workspace. It is an accident guard, not a boundary: code computed at run time, programs run from
-files it does not read, and any determined attempt get past it. The sandbox (--sandbox) is the boundary.
+A value it cannot know (a variable from the environment, output read at run time) is unknown: a command word or
+a path that is not a literal asks, rather than allows, when it could reach a delete, a move or a write outside
+the workspace; so does a script the parser cannot read. Code computed at run time, programs run from files it
+does not read, and any determined attempt get past it: only the sandbox (on by default) is a boundary.
 """
 
 from __future__ import annotations
@@ -18,30 +20,39 @@ import glob
 import os
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tools.guard import other_code, python_scan
-from tools.guard.places import UNKNOWN, Places, entries_below
-from tools.guard.rules import FIND_FILTERS, RULES, check_argv, check_delete, check_write, rule_name
+from tools.guard.links import LinkedPlaces
+from tools.guard.places import UNKNOWN
+from tools.guard.rules import RULES, check_argv, check_delete, check_write, rule_name
+from tools.guard.rules_files import operands
 from tools.guard.scanner import ALLOW, ASK, REFUSE, Decision, worst
-from tools.guard.shell_fields import positional
-from tools.guard.shell_lex import prepare
-from tools.guard.shell_walk import PYTHONS, SHELLS, Walker, readable_script, script_kind
-from tools.guard.shell_words import WRAPPERS, Fallback, dash_c, dash_c_args, peel, skip_options, xargs_argv
+from tools.guard.script_files import build_steps, read_file, script_kind
+from tools.guard.shell_fields import parse
+from tools.guard.shell_walk import Walker
+from tools.guard.shell_words import (
+    PYTHONS,
+    SHELLS,
+    WRAPPERS,
+    command_strings,
+    dash_c,
+    dash_c_args,
+    find_exec,
+    skip_options,
+    xargs,
+)
 
 __all__ = ["ALLOW", "ASK", "REFUSE", "Decision", "Scan", "check_script", "scan_script", "worst"]
 
 _FORK_BOMB = re.compile(r"(?P<n>[\w:.]+)\s*\(\s*\)\s*\{[^}]*?(?P=n)\s*\|\s*(?P=n)\s*&")
-_DELETERS = {"rm", "unlink", "rmdir", "shred"}
 _PRIVILEGED = {"sudo", "doas", "su", "pkexec"}
-_ASSIGNERS = {"export", "local", "declare", "typeset", "readonly"}
-_EXEC_ENDS = {";", "+"}
 _ALL_ARGUMENTS = re.compile(r"\$\{?(?:[@*1-9]|\w+\[[@*]\])\}?")
 """`$@`, `$1`, `${cmd[@]}` as a command word: a command and its arguments given from elsewhere."""
 MAX_DEPTH = 8
-MAX_SCRIPT_FILE = 256 * 1024
-"""Scripts run from a file in the workspace are read and checked up to this size."""
 
 
 def check_script(script: str, kind: str, *, workspace: Path, home: Path, cwd: Path | None = None,
@@ -53,11 +64,8 @@ def check_script(script: str, kind: str, *, workspace: Path, home: Path, cwd: Pa
 def scan_script(script: str, kind: str, *, workspace: Path, home: Path, cwd: Path | None = None,
                 ga_home: Path | None = None) -> list[Decision]:
     """Every finding (ask or refuse) in the script, in the order met."""
-    scan = Scan(Places(workspace=workspace, home=home, cwd=cwd or workspace, ga_home=ga_home))
-    if kind == "python":
-        scan.python(script)
-    else:
-        scan.bash(script)
+    scan = Scan(LinkedPlaces(workspace=workspace, home=home, cwd=cwd or workspace, ga_home=ga_home))
+    scan.python(script) if kind == "python" else scan.bash(script)
     return scan.found
 
 
@@ -65,16 +73,17 @@ def scan_script(script: str, kind: str, *, workspace: Path, home: Path, cwd: Pat
 class Scan:
     """A Scanner (scanner.py): walks the code and collects the findings."""
 
-    places: Places
+    places: LinkedPlaces
     found: list[Decision] = field(default_factory=list)
     depth: int = 0
     command: str = ""
     """The simple command being checked: findings carry it, policy.json's allow_commands match it."""
     aliases: dict[str, list[str]] = field(default_factory=dict)
-    functions: dict[str, tuple[Walker, object]] = field(default_factory=dict)
+    functions: dict[str, Any] = field(default_factory=dict)
+    """Function name -> its body (a tree-sitter node)."""
     called: set[str] = field(default_factory=set)
     files: dict[Path, str] = field(default_factory=dict)
-    """Scripts this code wrote with literal content, by path: checked when it runs them."""
+    """Files this code wrote with literal content, by path: read when it runs them."""
 
     def flag(self, verdict: str, rule: str, reason: str) -> None:
         self.found.append(Decision(verdict=verdict, rule=rule, reason=reason, command=self.command))
@@ -95,24 +104,28 @@ class Scan:
     def bash(self, script: str) -> None:
         if not self.deeper("bash"):
             return
-        if _FORK_BOMB.search(script):
-            self.flag(REFUSE, "fork-bomb", "the script defines a function that pipes into itself in the background")
-        import bashlex  # a quarter of a second of start-up that a run without a command never needs
-
         try:
-            prepared = prepare(script)
-            try:
-                Walker(self, prepared).walk_all(bashlex.parse(prepared.text))
-            except Exception:  # bashlex lacks some grammar still: statement by statement
-                for statement in prepared.statements:
-                    try:
-                        trees = bashlex.parse(statement)
-                    except Exception:
-                        Fallback(self).walk(statement)
-                        continue
-                    Walker(self, prepared.__class__(text=statement, heredocs=prepared.heredocs)).walk_all(trees)
+            if _FORK_BOMB.search(script):
+                self.flag(REFUSE, "fork-bomb", "the script defines a function that pipes into itself in the "
+                          "background")
+            root, defined, walker = parse(script), set(self.functions), Walker(self)
+            walker.walk(root)
+            for name in set(self.functions) - defined - self.called:  # never called by name, it may still run
+                walker.call(name, [UNKNOWN])  # (`$f`, a trap): checked once
+            if root.has_error:
+                self._unreadable(root, script)
         finally:
             self.depth -= 1
+
+    def _unreadable(self, root: Any, script: str) -> None:
+        node = root  # down to the first token the parser could not place
+        while node.children and not node.is_missing:
+            node = next((c for c in node.children if c.has_error or c.is_missing or
+                         (node.type == "ERROR" and not c.is_named)), node.children[0])
+        row = node.start_point[0]
+        self.command = line = script.split("\n")[row][:80]
+        self.flag(ASK, "unreadable-script", f"the policy cannot parse the script at line {row + 1} (`{line}`), "
+                  "so it cannot tell what runs there; fix the syntax or write it more plainly")
 
     def argv(self, argv: list[str], feed: str | list[tuple[str, bool]] | None = None) -> None:
         """One simple command, after wrappers (sudo, env, busybox...) are peeled off. `feed` is what its stdin
@@ -125,6 +138,8 @@ class Scan:
         if not argv:
             return
         name, args = os.path.basename(argv[0]), argv[1:]
+        for code in command_strings(name, args) + build_steps(name, args, self.read):
+            self.bash(code)
         if name == "eval":
             self.bash(" ".join(args))
         elif name in SHELLS or name in ("source", "."):
@@ -132,29 +147,33 @@ class Scan:
         elif PYTHONS.match(name):
             self._python(args)
         elif name == "xargs":
-            self._xargs(argv, feed)
+            xargs(self, argv, feed)
         elif name in other_code.INTERPRETERS:
             other_code.check(name, args, self, self.command)
         elif name in ("cd", "pushd", "popd"):
             self._cd(name, args)
         elif name == "set":
             self._set(args)
-        elif name == "read":
-            for var in skip_options(args, {"-p", "-d", "-n", "-N", "-t", "-u", "-a", "-i"}, "read"):
+        elif name in ("read", "mapfile", "readarray"):
+            for var in skip_options(args, {"-p", "-d", "-n", "-N", "-t", "-u", "-a", "-i", "-C", "-c", "-O", "-s"},
+                                    name):
                 self.places.variables[var] = UNKNOWN
-        elif name in _ASSIGNERS:
-            for word in (a for a in args if "=" in a and not a.startswith("-")):
-                self.places.assign(*word.split("=", 1))
         elif name == "alias":
             for word in (a for a in args if "=" in a):
                 alias, value = word.split("=", 1)
-                self.aliases[alias] = shlex.split(value) or [""]
+                try:
+                    self.aliases[alias] = shlex.split(value) or [""]
+                except ValueError:  # an unbalanced quote
+                    self.aliases[alias] = value.split() or [""]
         else:
             if name == "find":
-                self._find_exec(args)
+                find_exec(self, args)
             if "/" in argv[0] and rule_name(argv[0]) not in RULES:
-                self._script_file(argv[0], "bash")  # ./build.sh
+                self._script_file(argv[0], "bash", args)  # ./build.sh
             check_argv(argv, self.places, self.flag)
+            symbolic = any(a == "--symbolic" or re.match(r"-[a-zA-Z]*s", a) for a in args)
+            if name == "ln" and symbolic and len(words := operands(args)) == 2:
+                self.places.link(*words)  # `ln -s ~ h`: where `h/` leads from now on
 
     def delete(self, path: str, *, recursive: bool, command: str, selective: bool = False) -> None:
         self.command = command
@@ -164,6 +183,33 @@ class Scan:
     def write(self, path: str, command: str, *, strict: bool = True) -> None:
         self.command = command
         check_write(path, self.places, command, self.flag, strict=strict)
+
+    def known(self, value: str) -> str:
+        """The value to keep for a variable: itself, or UNKNOWN when a part of it is."""
+        return UNKNOWN if self.places.expand(value) is None else value
+
+    def with_positional(self, words: list[str], zero: str | None = None,
+                        check: Callable[[], None] | None = None) -> None:
+        """Make the words $1, $2... ("$@") and `zero` $0: while `check` runs, or from now on (`set --`)."""
+        values = [self.known(w) for w in words]
+        new = {str(n): (values[n - 1] if n <= len(values) else "") for n in range(1, 10)}
+        joined = UNKNOWN if UNKNOWN in values else " ".join(values)
+        new.update({"@": joined, "*": joined, "#": str(len(values))} | ({"0": self.known(zero)} if zero else {}))
+        saved = {k: self.places.variables.get(k) for k in new}
+        self.places.variables.update(new)
+        if check is None:
+            return
+        try:
+            check()
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    self.places.variables.pop(key, None)
+                else:
+                    self.places.variables[key] = value
+
+    def read(self, word: str) -> str | None:
+        return read_file(word, self.places, self.files)
 
     def _resolve(self, argv: list[str]) -> list[str]:
         """The command word as bash finds it: aliases, then expansion; not a literal: judged by its arguments."""
@@ -175,6 +221,8 @@ class Scan:
             if argv[0] != UNKNOWN and (len(argv) == 1 or _ALL_ARGUMENTS.fullmatch(argv[0])):
                 # `$CMD` alone, `"$@"`: the whole command comes from elsewhere, its arguments too
                 self.flag(ASK, "unknown-command", f"{why}, so what runs is unknown; name the command literally")
+            elif dash_c_args(argv[1:]) is not None:  # `$BASH -c CODE`, `${SHELL:-sh} -c CODE`: a shell given code
+                self._shell("sh", argv[1:])
             else:
                 self._unknown_command(argv, why)
             return []
@@ -186,11 +234,6 @@ class Scan:
             for match in names:  # `/bin/r?`: each program the pattern may run
                 check_argv([match, *argv[1:]], self.places, self.flag)
             return []
-        if word.split() != [word]:  # `$cmd` or `${cmd[@]}` holding several words
-            try:
-                return [*shlex.split(word), *argv[1:]]
-            except ValueError:
-                return [*word.split(), *argv[1:]]
         return [word, *argv[1:]]
 
     def _unknown_command(self, argv: list[str], why: str) -> None:
@@ -208,11 +251,9 @@ class Scan:
         found = dash_c_args(args)
         if found is not None:
             script, rest = found
-            self._with_positional(rest, lambda: self.bash(script))
-        elif name in ("source", ".") or [a for a in args if not a.startswith("-")]:
-            operands = [a for a in args if not a.startswith("-")]
-            if operands:  # the file is read with its arguments as $1, $2...: `bash run.sh in.csv out.txt`
-                self._with_positional(operands, lambda: self._script_file(operands[0], "bash"))
+            self.with_positional(rest[1:], rest[0] if rest else name, lambda: self.bash(script))
+        elif scripts := [a for a in args if not a.startswith("-")]:  # `bash run.sh in.csv out.txt`: $1, $2 bound
+            self._script_file(scripts[0], "bash", scripts[1:])
 
     def _python(self, args: list[str]) -> None:
         code = dash_c(args)
@@ -221,42 +262,34 @@ class Scan:
         elif args[:2] == ["-m", "pip"]:
             check_argv(["pip", *args[2:]], self.places, self.flag)
         else:
-            operands = skip_options(args, {"-W", "-X", "-Q", "-m", "-c"}, "python")
-            if operands and operands[0] != "-" and "-m" not in args:
-                self._script_file(operands[0], "python")
+            scripts = skip_options(args, {"-W", "-X", "-Q", "-m", "-c"}, "python")
+            if scripts and scripts[0] != "-" and "-m" not in args:
+                self._script_file(scripts[0], "python", scripts[1:])
 
-    def _script_file(self, word: str, kind: str) -> None:
-        """A script this code wrote, or one in the workspace, is checked like inline code."""
-        target = self.places.target(word)
-        if target.unknown:
-            return
-        content = self.files.get(target.path)
-        if content is None and target.place in ("inside", "temp"):
-            content = readable_script(target.path, MAX_SCRIPT_FILE)
-        kind = script_kind(content or "", kind)
-        if content and kind:
-            self.python(content) if kind == "python" else self.bash(content)
-
-    def _with_positional(self, words: list[str], check: object) -> None:
-        variables = self.places.variables
-        saved = dict(variables)
-        variables.update({str(i): w for i, w in enumerate(words[:10])})
-        variables.update({"@": " ".join(words[1:]), "*": " ".join(words[1:])})
-        try:
-            check()
-        finally:
-            variables.clear()
-            variables.update(saved)
+    def _script_file(self, word: str, kind: str, args: list[str]) -> None:
+        """A script this code wrote, or one in the workspace, is checked like inline code, with its arguments."""
+        content = self.read(word) or ""
+        kind = script_kind(content, kind)
+        if kind == "python":
+            self.python(content)
+        elif kind:
+            self.with_positional(args, word, lambda: self.bash(content))
 
     def _set(self, args: list[str]) -> None:
-        """`set -- a b c` gives the positional parameters, which "$@" then runs or passes."""
-        if (values := positional(args, self.places.expand, UNKNOWN)) is not None:
-            self.places.variables.update(values)
+        """`set -- a b c` (or `set a b`) gives the positional parameters, which "$@" then runs or passes."""
+        i = 0
+        while i < len(args) and args[i][:1] in ("-", "+") and args[i] not in ("-", "--"):
+            i += 2 if args[i] in ("-o", "+o") else 1
+        if i < len(args) and args[i] in ("-", "--"):
+            i += 1
+        elif i >= len(args):
+            return  # `set -e`, `set -o pipefail`
+        self.with_positional(args[i:])
 
     def _cd(self, name: str, args: list[str]) -> None:
         places = self.places
-        operands = [a for a in args if not a.startswith("-") or a == "-"]
-        if name == "popd" or operands[:1] == ["-"]:
+        folders = [a for a in args if not a.startswith("-") or a == "-"]
+        if name == "popd" or folders[:1] == ["-"]:
             previous = places.value("OLDPWD")
             places.variables["OLDPWD"] = str(places.cwd)
             if previous is None:
@@ -264,40 +297,9 @@ class Scan:
             else:
                 places.cwd = Path(previous)
             return
-        target = places.target(operands[0] if operands else "~")
+        target = places.target(folders[0] if folders else "~")
         places.variables["OLDPWD"] = str(places.cwd) if places.cwd_known else UNKNOWN
         places.cwd, places.cwd_known = target.path, not target.unknown
-
-    def _find_exec(self, args: list[str]) -> None:
-        """`find ROOT ... -exec CMD {} ;`: CMD is checked with {} standing for what lies below ROOT."""
-        roots = args[: next((i for i, a in enumerate(args) if a.startswith(("-", "(", "!"))), len(args))] or ["."]
-        selective = bool(FIND_FILTERS & set(args))
-        i = 0
-        while i < len(args):
-            if args[i] in ("-exec", "-execdir", "-ok", "-okdir"):
-                end = next((j for j in range(i + 1, len(args)) if args[j] in _EXEC_ENDS), len(args))
-                inner = args[i + 1:end]
-                if inner and os.path.basename(inner[0]) not in _DELETERS:  # rm/shred: the find rule judges them
-                    for root in roots:  # bash expanded the root (`find ~`) before find passes it on
-                        target = self.places.target(root)
-                        found = entries_below(root if target.unknown else str(target.path), selective)
-                        self.argv([found if a == "{}" else a.replace("{}", found) for a in inner])
-                i = end
-            i += 1
-
-    def _xargs(self, argv: list[str], feed: str | list[tuple[str, bool]] | None) -> None:
-        inner, known = xargs_argv(argv, feed if isinstance(feed, str) else None)
-        deleter = os.path.basename((peel(inner) or ["echo"])[0])
-        if not known and deleter in _DELETERS:
-            command = " ".join(argv)[:200]
-            if isinstance(feed, list):  # `find ROOT ... | xargs rm`: entries below ROOT
-                for root, selective in feed:
-                    self.delete(root, recursive=True, command=command, selective=selective)
-            else:
-                self.command = command
-                self.flag(ASK, "xargs-delete-unknown", f"`{command}` feeds {deleter} paths read from its input, "
-                          "which the policy cannot see; list them first, then delete literal paths")
-        self.argv(inner)
 
     def _unwrap(self, argv: list[str]) -> list[str]:
         while argv:
@@ -311,5 +313,10 @@ class Scan:
                     return []
             if name not in WRAPPERS:
                 return argv
+            for code in command_strings(name, argv[1:]):  # `env -S 'CMD ARGS'`
+                self.bash(code)
             argv = skip_options(argv[1:], WRAPPERS[name], name)
+            if name == "coproc" and argv[1:2] in (["{"], ["("]):  # `coproc NAME { CMD; }`
+                argv = argv[1:]
+            argv = argv[1:] if argv[:1] in (["{"], ["("]) else argv
         return argv

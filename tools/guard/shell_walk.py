@@ -1,249 +1,243 @@
-"""Walking bashlex trees for the command policy: commands, pipelines, substitutions, here-documents, loops,
-functions and redirections, with the values the script makes known tracked as it goes.
-
-The walker knows bash's structure; shell_scan.Scan decides about each simple command it reports.
+"""Bash as tree-sitter-bash parses it, walked to every simple command that would run: in pipelines, lists,
+loops, `case`, functions, `$(...)`, `<(...)`, `>(...)`, `[[ ]]`, arithmetic and unquoted here-documents, each
+with its words as bash makes them (shell_fields) and its input when the script makes it known (here-documents,
+the output of a literal pipeline). shell_scan.Scan decides about each command the walker reports.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
+from dataclasses import dataclass, field
 
 from tools.guard.places import UNKNOWN
 from tools.guard.rules import FIND_FILTERS
-from tools.guard.scanner import ASK, ShellScanner
-from tools.guard.shell_fields import braced_words, split_word
-from tools.guard.shell_lex import Prepared
-from tools.guard.shell_words import dash_c, literal_output, peel
+from tools.guard.scanner import ASK
+from tools.guard.shell_fields import DOWNLOADERS, Node, Words, text
+from tools.guard.shell_words import PYTHONS, SHELLS, dash_c, literal_output, peel
 
-SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "ash"}
-PYTHONS = re.compile(r"^python(\d+(\.\d+)?)?$")
-DOWNLOADERS = {"curl", "wget", "fetch", "aria2c"}
 _DECODERS = {"base64", "base32", "xxd", "openssl", "gunzip", "zcat", "uudecode"}
 _LISTERS = {"find", "git"}
 """Commands whose output is paths below their operands (find ROOT..., git ls-files)."""
 _FILTERS = {"grep", "egrep", "fgrep", "sort", "uniq", "head", "tail", "cat"}
-_WRITES = (">", ">>", ">|", "&>", "&>>")
-_SUBSTITUTION = re.compile(r"\$\(([^()]*(?:\([^()]*\)[^()]*)*)\)|`([^`]*)`")
+_STDIN_SHELLS = {*SHELLS, "eval", "source", ".", "at", "batch"}
+_WRITES = {">", ">>", ">|", "&>", "&>>", ">&"}
 MAX_LOOP_ITEMS = 8
 """A loop body is checked once per item, for this many items at most."""
-_POSITIONAL = ("0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "@", "*", "#")
 
 
-class Walker:
-    """Walks the trees of one prepared source; node positions index its text."""
+@dataclass(kw_only=True)
+class Simple:
+    """One simple command as bash would run it."""
 
-    def __init__(self, scan: ShellScanner, prepared: Prepared):
-        self.scan, self.src, self.heredocs = scan, prepared.text, prepared.heredocs
-        self.fetched = False
-        """A $(...) or <(...) read so far runs a downloader."""
-        self.defined: list[str] = []
+    argv: list[str]
+    text: str
+    stdin: str | None = None
+    """What a here-document or here-string gives it."""
+    writes: list[tuple[str, str]] = field(default_factory=list)
+    """(operator, path) of its redirections that write."""
+    fetched: bool = False
+    """A $(...) or <(...) in its words runs a downloader."""
+    sinks: list[Node] = field(default_factory=list)
+    """Its `>(...)`: they read what it writes there."""
+    tail: list[Node] = field(default_factory=list)
+    """Stages that its here-document's line pipes on to (`cat <<EOF | sh`)..."""
+    after: list[Node] = field(default_factory=list)
+    """...and what runs after them (`cat <<EOF && x`)."""
 
-    def walk_all(self, trees: list) -> None:
-        for tree in trees:
-            self.walk(tree)
-        for name in self.defined:  # a function never called by name may still run (`$f`, a trap): check it once
-            if name not in self.scan.called:
-                self.call(name, [UNKNOWN])
 
-    def walk(self, node: object) -> None:
-        kind = getattr(node, "kind", "")
-        if kind == "command":
-            self._command(node)
-        elif kind == "pipeline":
-            self._pipeline([p for p in node.parts if p.kind != "pipe"])
-        elif kind in ("commandsubstitution", "processsubstitution"):
-            self.walk(node.command)
-        elif kind == "function":
-            name = node.parts[0].word
-            self.scan.functions[name] = (self, node.parts[-1])
-            self.defined.append(name)
-        elif kind == "for":
-            self._for(node)
-        else:
-            for child in (getattr(node, "parts", None) or getattr(node, "list", None) or []):
+class Walker(Words):
+    def walk(self, node: Node) -> str | None:
+        """Check what runs in `node`; returns what it prints when that is literal (`echo x`, `whoami`), else None."""
+        kind = node.type
+        if kind in ("command", "pipeline"):
+            return self.pipeline(node.named_children if kind == "pipeline" else [node])
+        if kind == "redirected_statement":
+            return self._redirected(node.child_by_field_name("body"), node.children_by_field_name("redirect"))
+        if kind == "variable_assignment":
+            self.assign(node)
+        elif kind == "function_definition":
+            self.scan.functions[text(node.child_by_field_name("name"))] = node.child_by_field_name("body")
+        elif kind == "for_statement":
+            self.loop(node)
+        elif kind == "ERROR":
+            self._recover(node.children)
+        else:  # lists, groups, if/while/case, declarations, [[ ]], heredoc bodies with their substitutions...
+            for child in node.named_children:
                 self.walk(child)
-            for redirect in getattr(node, "redirects", None) or []:  # `{ ...; } > FILE`, `done < list`
-                self._redirect(redirect, node)
+        return None
 
-    def text(self, node: object) -> str:
-        return self.src[node.pos[0]: node.pos[1]]
+    def _redirected(self, body: Node | None, redirects: list[Node]) -> str | None:
+        """Redirections are the last simple command's: tree-sitter-bash hangs them on a whole list or pipeline."""
+        if body is not None and body.type in ("list", "pipeline"):
+            *first, last = body.named_children
+            if body.type == "pipeline" and last.type == "command":
+                return self.pipeline([*first, (last, redirects)])
+            for child in first:
+                self.walk(child)
+            return self._redirected(last, redirects)
+        if body is not None and body.type == "command":
+            return self.pipeline([(body, redirects)])
+        s = Simple(argv=[], text=text(redirects[0].parent)[:200] if redirects else "")  # the whole statement
+        if body is not None:  # `{ ...; } > FILE`, `while ...; done < list`
+            self.walk(body)
+        for redirect in redirects:
+            self.redirect(redirect, s)
+        self.run(s)
+        for later in s.tail + s.after:
+            self.walk(later)
+        return None
 
-    def word(self, node: object) -> str:
-        """The word as bash would pass it, with static $(...) output filled in and others left as ${UNKNOWN}."""
-        value = node.word
-        for text, output in self._substitutions(node):
-            value = value.replace(text, output, 1)
-        return value
+    def _recover(self, children: list[Node]) -> None:
+        """What tree-sitter-bash could not parse: its pieces, and a word glued to `{` (`{rm,-rf,~}`), which its
+        grammar takes for the start of a group."""
+        i = 0
+        while i < len(children):
+            child, following = children[i], children[i + 1] if i + 1 < len(children) else None
+            if child.type == "{" and following is not None and following.type in ("command", "command_name") and \
+                    following.start_byte == child.end_byte:
+                self.run(self.simple(following, glued="{"))
+                i += 1
+            elif child.is_named:
+                self.walk(child)
+            i += 1
 
-    def _substitutions(self, node: object) -> list[tuple[str, str]]:
-        """Each $(...) of a word (walked, since it runs) and its static output, or ${UNKNOWN}."""
-        found = []
-        for part in getattr(node, "parts", None) or []:
-            if part.kind in ("commandsubstitution", "processsubstitution"):
-                self.walk(part.command)
-                self.fetched |= bool(DOWNLOADERS & set(re.findall(r"[\w.-]+", self.text(part))))
-                output = self.static_output(part.command)
-                found.append((self.text(part), UNKNOWN if output is None else output.strip()))
-        return found
+    def pipeline(self, stages: list[Node | tuple[Node, list[Node]]], fed: str | None = None) -> str | None:
+        """Stages left to right, each fed what the one before prints (known when it is literal); `fed`: what
+        the first one reads."""
+        stages, output, after = list(stages), fed, []
+        done: list[Simple | None] = [] if fed is None else [None]
+        while stages:
+            node, redirects = stages.pop(0) if isinstance(stages[0], tuple) else (stages.pop(0), [])
+            if node.type == "redirected_statement" and _body(node).type == "command":
+                node, redirects = _body(node), node.children_by_field_name("redirect")
+            s = self.simple(node, redirects) if node.type == "command" else None
+            if s is None:
+                self.walk(node)
+                output = None
+                done.append(None)
+                continue
+            stages[:0], after = s.tail, after + s.after
+            feed = output if output is not None or not done else self._listed(done)
+            upstream, output = output, self.run(s, feed)
+            if done:
+                self._piped_into(s, done, upstream)
+            done.append(s)
+        for node in after:
+            self.walk(node)
+        return output
 
-    def fields(self, node: object) -> list[str]:
-        """The words bash makes of one word as written: brace expansion (`~{,}`), then the split of its bare
-        expansions on IFS (`rm${IFS}-rf`); "$@" is as many words as it holds. Each is later expanded again."""
-        subs, raw = self._substitutions(node), self.text(node)
-        words = []
-        for braced in braced_words(raw, node.word):
-            word = braced
-            for text, output in subs:
-                word = word.replace(text, output, 1) if text in word else UNKNOWN
-            words += split_word(word, raw, self.scan.places.expand, self.scan.places.value("IFS"))
-        return words
+    def simple(self, node: Node, redirects: list[Node] = (), glued: str = "") -> Simple:
+        saved, self.fetched, sinks, self.sinks = self.fetched, False, self.sinks, []
+        s, end = Simple(argv=[], text=(glued + text(node))[:200]), -1
+        for child in [node] if node.type == "command_name" else node.named_children:
+            if child.type == "variable_assignment":  # `X=$(cmd) prog`: the value is for prog only, but it runs
+                self.value(child.child_by_field_name("value"))
+            elif child.type.endswith("redirect"):
+                self.redirect(child, s)
+            elif child.type != "comment":
+                words = self.fields((child.named_children or [child])[0] if child.type == "command_name" else child,
+                                    glued if child.type == "command_name" else "")
+                if s.argv and words and node.text[end - node.start_byte:child.start_byte - node.start_byte] == \
+                        b"\\\n":  # `r\<newline>m` is one word, `rm`, to bash
+                    s.argv[-1] += words.pop(0)  # (tree-sitter-bash reads the line continuation as a blank)
+                s.argv += words
+            end = child.end_byte
+        for redirect in redirects:
+            self.redirect(redirect, s)
+        s.fetched, self.fetched, s.sinks, self.sinks = self.fetched, saved, self.sinks, sinks
+        return s
 
-    def argv(self, node: object) -> tuple[list[str], dict[str, str]]:
-        """The words of a command and its NAME=value assignments."""
-        words, assigned = [], {}
-        for part in node.parts:
-            if part.kind == "word":
-                words += self.fields(part)
-            elif part.kind == "assignment":
-                name, _, value = self.word(part).partition("=")
-                assigned[name.rstrip("+")] = value
-            elif part.kind == "redirect":
-                self._redirect(part, node)
-        return words, assigned
+    def redirect(self, node: Node, s: Simple) -> None:
+        if node.type == "herestring_redirect":
+            s.stdin = " ".join(f for c in node.named_children for f in self.fields(c)) + "\n"
+        elif node.type == "heredoc_redirect":
+            self._heredoc(node, s)
+        else:  # `> FILE`; tree-sitter-bash hangs the words after FILE on the redirect: they are the command's
+            op = next((c.type for c in node.children if not c.is_named), "")
+            first, *rest = [c for c in node.named_children if c.type != "file_descriptor"] or [None]
+            for word in rest:
+                s.argv += self.fields(word)
+            path = " ".join(self.fields(first)) if first is not None else ""
+            if op in _WRITES and path and not (op == ">&" and (re.fullmatch(r"\d+|-", path) or
+                                                             self.scan.places.expand(path) is None)):  # a fd
+                s.writes.append((op, path))
+
+    def _heredoc(self, node: Node, s: Simple) -> None:
+        body = next((c for c in node.children if c.type == "heredoc_body"), None)
+        start = next((c for c in node.children if c.type == "heredoc_start"), None)
+        quoted = start is not None and any(q in text(start) for q in "'\"\\")  # then the body is data
+        s.stdin = text(body) if body is not None else ""
+        if body is not None and not quoted:  # bash runs the substitutions of an unquoted here-document
+            self.walk(body)
+        for child in node.named_children:
+            if child.type.endswith("redirect"):
+                self.redirect(child, s)
+            elif child.type == "pipeline":  # `| a | b`, or `| a && b`: the pipe ends at the first list item
+                head = child.named_children[0] if len(child.named_children) == 1 else child
+                while head.type == "list":
+                    s.after[:0] = head.named_children[1:]
+                    head = head.named_children[0]
+                s.tail += head.named_children if head.type == "pipeline" else [head]
+            elif child.type not in ("heredoc_start", "heredoc_body", "heredoc_end"):
+                s.after.append(child)
+
+    def run(self, s: Simple, feed: str | list[tuple[str, bool]] | None = None) -> str | None:
+        """Check one simple command; returns what it prints when that is literal."""
+        scan = self.scan
+        argv = peel(s.argv) or s.argv
+        name = os.path.basename(argv[0]) if argv else ""
+        reads_code = name in _STDIN_SHELLS or PYTHONS.match(name)
+        scan.command = s.text
+        if reads_code and s.fetched:
+            scan.flag(ASK, "remote-script", f"`{s.text}` runs code downloaded from the network, unseen; download "
+                      "it to a file and read it first")
+        if s.stdin is not None and reads_code and dash_c(argv[1:]) is None:
+            scan.python(s.stdin) if PYTHONS.match(name) else scan.bash(s.stdin)
+        known = all(scan.places.expand(a) is not None for a in s.argv)
+        stdin = s.stdin if s.stdin is not None else feed if isinstance(feed, str) else None
+        output = literal_output(s.argv, stdin, scan.places) if known else None
+        for op, path in s.writes:
+            scan.write(path, s.text)
+            if output is not None and not (target := scan.places.target(path)).unknown:  # `cat > x.sh <<EOF`:
+                scan.files[target.path] = scan.files.get(target.path, "") * (">>" in op) + output  # read if run
+        for sink in s.sinks:  # `tee >(cmd)` feeds cmd its input, `> >(cmd)` its output
+            fed = stdin if name == "tee" else output if any(p == "/dev/fd/63" for _, p in s.writes) else None
+            self.pipeline(sink.named_children, fed=fed)
+        if s.argv and s.argv[0] in scan.functions:
+            self.call(s.argv[0], s.argv[1:])
+        elif s.argv:
+            scan.argv(s.argv, feed)
+        return output
 
     def call(self, name: str, args: list[str]) -> None:
         """Check a function's body with its arguments as $1, $2...; the script's other values stay."""
-        walker, body = self.scan.functions[name]
         self.scan.called.add(name)
-        if not self.scan.deeper("function"):
-            return
-        variables = self.scan.places.variables
-        saved = {k: variables.get(k) for k in _POSITIONAL}
-        known = [self.scan.places.expand(a) for a in args]
-        values = [UNKNOWN if v is None else v for v in known]
-        variables.update({str(i): v for i, v in enumerate([name, *values][:10])})
-        variables.update({"@": " ".join(values), "*": " ".join(values), "#": str(len(values))})
-        try:
-            walker.walk(body)
-        finally:
+        if self.scan.deeper("function"):
+            self.scan.with_positional(args, name, lambda: self.walk(self.scan.functions[name]))
             self.scan.depth -= 1
-            for k, v in saved.items():
-                if v is None:
-                    variables.pop(k, None)
-                else:
-                    variables[k] = v
 
-    def _command(self, node: object, feed: str | list[tuple[str, bool]] | None = None) -> None:
-        self.fetched = False
-        argv, assigned = self.argv(node)
-        if not argv:
-            for name, value in assigned.items():
-                self.scan.places.assign(name, value)
-            return
-        name = os.path.basename((peel(argv) or argv)[0])
-        if name in self.scan.functions and name not in ("command", "builtin"):
-            self.call(name, argv[1:])
-            return
-        interpreter = name in SHELLS | {"eval", "source", "."} or PYTHONS.match(name)
-        if interpreter and self.fetched:
-            self.scan.command = self.text(node)[:200]
-            self.scan.flag(ASK, "remote-script", f"`{self.text(node)[:200]}` runs code downloaded from the "
-                           "network, unseen; download it to a file and read it first")
-        for script, quoted in self._stdin_texts(node):
-            if interpreter and dash_c(argv[1:]) is None:
-                self.scan.python(script) if PYTHONS.match(name) else self.scan.bash(script)
-            elif not quoted:  # data, but bash still runs the substitutions in an unquoted here-document
-                for inner in _SUBSTITUTION.findall(script):
-                    self.scan.bash(inner[0] or inner[1])
-        self._remember_written(node)
-        self.scan.argv(argv, feed)
-
-    def _stdin_texts(self, node: object) -> list[tuple[str, bool]]:
-        """What a command reads from here-documents and here-strings, and whether it is quoted (pure data)."""
-        texts = []
-        for part in node.parts:
-            if part.kind == "redirect" and part.type == "<<<" and getattr(part.output, "kind", "") == "word":
-                heredoc = self.heredocs.get(part.output.word)
-                texts.append((heredoc.body, heredoc.quoted) if heredoc else (self.word(part.output), False))
-        return texts
-
-    def _remember_written(self, node: object) -> None:
-        """`cat > x.sh <<EOF ... EOF`, `echo ... > x.py`: the script is known if the same code_run runs it."""
-        targets = [(p.type, self.word(p.output)) for p in node.parts if p.kind == "redirect" and p.type in _WRITES
-                   and getattr(p.output, "kind", "") == "word"]
-        if not targets:
-            return
-        output = self.static_output_of([node])
-        for kind, path in targets:
-            target = self.scan.places.target(path)
-            if output is not None and not target.unknown:
-                before = self.scan.files.get(target.path, "") if kind in (">>", "&>>") else ""
-                self.scan.files[target.path] = before + output
-
-    def _redirect(self, node: object, command: object) -> None:
-        target = node.output
-        if node.type in _WRITES and getattr(target, "kind", "") == "word":
-            self.scan.write(self.word(target), self.text(command)[:200])
-
-    def _for(self, node: object) -> None:
-        parts = node.parts
-        words = [getattr(p, "word", "") for p in parts]
-        var = words[1] if len(parts) > 1 else ""
-        start = words.index("in") + 1 if "in" in words else None
-        body_at = words.index("do") + 1 if "do" in words else len(parts)
-        if start is None:
-            items = [UNKNOWN]
-        else:
-            items = []
-            for part in parts[start:body_at - 1]:
-                if part.kind == "word":
-                    value = self.scan.places.expand(self.word(part))
-                    items += [UNKNOWN] if value is None else value.split() or [""]
-        body = [p for p in parts[body_at:] if getattr(p, "word", "") != "done"]
-        variables = self.scan.places.variables
-        saved = variables.get(var)
-        for item in items[:MAX_LOOP_ITEMS]:
-            variables[var] = item
-            for child in body:
-                self.walk(child)
-        if saved is None:
-            variables.pop(var, None)
-        else:
-            variables[var] = saved
-
-    def _pipeline(self, stages: list) -> None:
-        for i, stage in enumerate(stages):
-            if stage.kind != "command":
-                self.walk(stage)
-                continue
-            upstream = self.static_output_of(stages[:i]) if i else None
-            self._command(stage, upstream if upstream is not None or not i else self._listed(stages[:i]))
-            if i:
-                self._piped_into(stage, stages[:i], upstream)
-
-    def _piped_into(self, stage: object, sources: list, upstream: str | None) -> None:
+    def _piped_into(self, s: Simple, sources: list[Simple | None], upstream: str | None) -> None:
         """`... | sh`: the script is whatever the earlier stages print."""
-        argv = peel([w.word for w in stage.parts if w.kind == "word"])
+        argv = peel(s.argv)
         name = os.path.basename(argv[0]) if argv else ""
-        runs_stdin = (name in SHELLS and dash_c(argv[1:]) is None and not _operands(argv[1:])) or (
-            PYTHONS.match(name) and (not argv[1:] or argv[1:] == ["-"]))
+        runs_stdin = (name in SHELLS and dash_c(argv[1:]) is None and not [a for a in argv[1:] if a[:1] != "-"]) \
+            or (PYTHONS.match(name) and argv[1:] in ([], ["-"])) or name in ("at", "batch")
         if not runs_stdin:
             return
-        names = {os.path.basename(w.word) for s in sources for w in getattr(s, "parts", []) if w.kind == "word"}
-        self.scan.command = self.text(stage)[:200]
+        names = {os.path.basename(w) for source in sources if source for w in source.argv}
+        self.scan.command = s.text
         if names & DOWNLOADERS:
-            self.scan.flag(ASK, "remote-script", f"`{self.text(stage)}` runs a script downloaded from the network, "
-                           "unseen; download it to a file and read it first")
+            self.scan.flag(ASK, "remote-script", f"`{s.text}` runs a script downloaded from the network, unseen; "
+                           "download it to a file and read it first")
         elif upstream is not None:
             self.scan.python(upstream) if PYTHONS.match(name) else self.scan.bash(upstream)
         elif names & _DECODERS:
             self.scan.flag(ASK, "opaque-script", f"`{name}` runs a decoded script the policy cannot read")
 
-    def _listed(self, stages: list) -> list[tuple[str, bool]] | None:
+    def _listed(self, stages: list[Simple | None]) -> list[tuple[str, bool]] | None:
         """`find ROOT... [| grep ...]`, `git ls-files`: the roots the paths printed lie below, else None."""
-        argvs = [peel([p.word for p in s.parts if p.kind == "word"]) if s.kind == "command" else [] for s in stages]
+        argvs = [peel(s.argv) if s else [] for s in stages]
         names = [os.path.basename(a[0]) if a else "" for a in argvs]
         if not names or names[0] not in _LISTERS or not set(names[1:]) <= _FILTERS:
             return None
@@ -253,50 +247,32 @@ class Walker:
         roots = args[: next((i for i, a in enumerate(args) if a.startswith(("-", "(", "!"))), len(args))]
         return [(root, filtered or bool(FIND_FILTERS & set(args))) for root in roots or ["."]]
 
-    def static_output(self, node: object) -> str | None:
-        if node.kind == "pipeline":
-            return self.static_output_of([p for p in node.parts if p.kind != "pipe"])
-        if node.kind == "command":
-            return self.static_output_of([node])
-        return None
+    def loop(self, node: Node) -> None:
+        values = node.children_by_field_name("value")
+        has_in = any(c.type == "in" for c in node.children)
+        items = [self.scan.known(f) for v in values for f in self.fields(v)] if has_in else [UNKNOWN]
+        name = text(node.child_by_field_name("variable"))
+        variables = self.scan.places.variables
+        saved = variables.get(name)
+        for item in items[:MAX_LOOP_ITEMS]:
+            variables[name] = item
+            self.walk(node.child_by_field_name("body"))
+        if saved is None:
+            variables.pop(name, None)
+        else:
+            variables[name] = saved
 
-    def static_output_of(self, stages: list) -> str | None:
-        """What `echo X | base64 -d | rev` (or `mktemp -d`, `whoami`) prints, when it is all literal; else None."""
-        output: str | None = None
-        places = self.scan.places
-        for stage in stages:
-            if stage.kind != "command":
-                return None
-            words = [w for p in stage.parts if p.kind == "word" for w in braced_words(self.text(p), p.word)]
-            argv = [places.expand(w) for w in words]
-            if None in argv:
-                return None
-            here = self._stdin_texts(stage)
-            output = literal_output(argv, here[0][0] if here else output, places)
-            if output is None:
-                return None
-        return output
-
-
-def _operands(args: list[str]) -> list[str]:
-    return [a for a in args if not a.startswith("-")]
+    def assign(self, node: Node) -> None:
+        name = node.child_by_field_name("name")
+        value = self.value(node.child_by_field_name("value"))
+        if name.type != "variable_name":  # `a[0]=x`: the array is no longer known
+            name, value = name.child_by_field_name("name") or name, UNKNOWN
+        if any(c.type == "+=" for c in node.children):
+            value = (self.scan.places.value(text(name)) or UNKNOWN) + value
+        self.scan.places.assign(text(name), value)
 
 
-def script_kind(content: str, default: str) -> str:
-    """bash or python, from a file's first line; "" for what the policy cannot read (binaries, other languages)."""
-    if "\x00" in content[:1024]:
-        return ""
-    first = content.split("\n", 1)[0]
-    if first.startswith("#!"):
-        interpreter = os.path.basename(first[2:].split()[-1] if "env" in first else first[2:].split()[0])
-        return "python" if PYTHONS.match(interpreter) else "bash" if interpreter in SHELLS else ""
-    return default
+def _body(node: Node) -> Node:
+    return node.child_by_field_name("body") or node
 
 
-def readable_script(path: Path, limit: int) -> str | None:
-    try:
-        if path.is_file() and path.stat().st_size <= limit:
-            return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        pass
-    return None

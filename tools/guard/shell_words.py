@@ -1,8 +1,10 @@
-"""Reading shell words without running anything: which command a wrapper runs, what `xargs` receives,
-and what a literal pipeline prints (`echo X | base64 -d | rev`, `whoami`, `mktemp -d`, `pwd`).
+"""Reading a command's words without running anything: which command a wrapper runs, the shell code a program
+runs from its arguments, what `xargs` receives, and what a literal pipeline prints (`echo X | base64 -d | rev`,
+`whoami`, `mktemp -d`, `pwd`).
 
-The command policy uses it to see through `sudo`/`env`/`busybox`, to read scripts hidden in base64, reversed
-strings or `printf` escapes, and to know the values of the few commands whose output is predictable.
+The command policy uses it to see through `sudo`/`env`/`busybox`, into `trap CODE`, `vim -c '!CODE'`,
+`git -c alias.x='!CODE'`, to read scripts hidden in base64, reversed strings or `printf` escapes, and to know the
+values of the few commands whose output is predictable.
 """
 
 from __future__ import annotations
@@ -12,19 +14,28 @@ import binascii
 import codecs
 import os
 import re
-import shlex
+from typing import Any
 
 from tools.guard.places import UNKNOWN, Places, entries_below
-from tools.guard.scanner import Scanner
+from tools.guard.rules_files import FIND_FILTERS
+from tools.guard.rules_git import command_keys
+from tools.guard.scanner import ASK
 
-_RESERVED = {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}", "(", ")",
-             "[[", "]]", "case", "esac", "for", "in"}
+SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "ash"}
+PYTHONS = re.compile(r"^python(\d+(\.\d+)?)?$")
 WRAPPERS = {"sudo": {"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"}, "doas": {"-u", "-C"},
             "env": {"-u", "-C", "-S"}, "nice": {"-n"}, "timeout": {"-s", "-k"}, "ionice": {"-c", "-n"},
             "nohup": set(), "time": set(), "command": set(), "builtin": set(), "exec": set(), "setsid": set(),
             "stdbuf": set(), "chrt": set(), "unbuffer": set(), "pkexec": {"--user"}, "su": {"-c"},
-            "busybox": set(), "toybox": set()}
+            "busybox": set(), "toybox": set(), "coproc": set()}
 """Commands that run the command named after their options: `busybox rm -rf /` is `rm -rf /`."""
+_EDITORS = {"vim", "vi", "nvim", "ex", "view", "vimdiff", "gvim"}
+_EX_SHELL = re.compile(r"^[:\s]*(?:sil(?:ent)?!?\s*)?(?:[\d.,$%']*\s*)?(?:r(?:ead)?\s*|w(?:rite)?\s*)?!(?!=)(.+)", re.S)
+_VIM_SYSTEM = re.compile(r"""\bsystem(?:list)?\(\s*(['"])(.*?)\1""")
+_DELETERS = {"rm", "unlink", "rmdir", "shred"}
+_EXEC_ENDS = {";", "+"}
+_TMUX_RUNS = {"new-session", "new", "new-window", "neww", "split-window", "splitw", "respawn-pane", "respawnp",
+              "run-shell", "run"}
 
 
 def dash_c(args: list[str]) -> str | None:
@@ -60,6 +71,46 @@ def peel(argv: list[str]) -> list[str]:
     return argv
 
 
+def _values(args: list[str], options: tuple[str, ...]) -> list[str]:
+    """The values given to these options: `-c X`, `--cmd=X`, `+X` (when "+" is among them)."""
+    found = []
+    for i, a in enumerate(args):
+        if a in options and i + 1 < len(args):
+            found.append(args[i + 1])
+        elif a.startswith(tuple(o + "=" for o in options if o.startswith("--"))):
+            found.append(a.split("=", 1)[1])
+        elif "+" in options and a.startswith("+") and len(a) > 1:
+            found.append(a[1:])
+    return found
+
+
+def command_strings(name: str, args: list[str]) -> list[str]:
+    """Shell code a program runs from its arguments: a command string run by another program is a command."""
+    if name == "trap":
+        return args[:1] if len(args) > 1 and not args[0].startswith("-") else []
+    if name == "watch":
+        return [" ".join(skip_options(args, {"-n", "--interval"}, name))] if args else []
+    if name in ("script", "flock", "runuser"):
+        return _values(args, ("-c", "--command"))
+    if name == "env":
+        return _values(args, ("-S", "--split-string"))
+    if name in _EDITORS:
+        commands = _values(args, ("-c", "--cmd", "+"))
+        return [m[1] for c in commands if (m := _EX_SHELL.match(c))] + [
+            m[2] for c in commands for m in _VIM_SYSTEM.finditer(c)]
+    if name == "gdb":
+        commands = _values(args, ("-ex", "--ex", "-iex", "--eval-command", "-eval-command"))
+        return [re.sub(r"^\s*(shell\s+|!)", "", c) for c in commands if re.match(r"\s*(shell\s|!)", c)]
+    if name == "tmux":
+        verb = next((i for i, a in enumerate(args) if a in _TMUX_RUNS), None)
+        rest = skip_options(args[verb + 1:], {"-s", "-n", "-c", "-t", "-x", "-y", "-e", "-F", "-l"}, name) \
+            if verb is not None else []
+        return [" ".join(rest)] if rest else []
+    if name == "git":
+        return command_keys(args)
+    return []
+
+
 def xargs_argv(argv: list[str], stdin: str | None) -> tuple[list[str], bool]:
     """The command `xargs [options] cmd args` runs when it reads `stdin` (None: not known), and whether
     its input is known. Unknown input stands as ${UNKNOWN} where a placeholder takes it."""
@@ -84,32 +135,38 @@ def xargs_argv(argv: list[str], stdin: str | None) -> tuple[list[str], bool]:
     return (args or ["echo"]) + items, stdin is not None
 
 
-class Fallback:
-    """For lines bashlex cannot parse: split on operators and check each command and substitution."""
+def find_exec(scan: Any, args: list[str]) -> None:
+    """`find ROOT ... -exec CMD {} ;`: CMD is checked with {} standing for what lies below ROOT."""
+    roots = args[: next((i for i, a in enumerate(args) if a.startswith(("-", "(", "!"))), len(args))] or ["."]
+    selective = bool(FIND_FILTERS & set(args))
+    i = 0
+    while i < len(args):
+        if args[i] in ("-exec", "-execdir", "-ok", "-okdir"):
+            end = next((j for j in range(i + 1, len(args)) if args[j] in _EXEC_ENDS), len(args))
+            inner = args[i + 1:end]
+            if inner and os.path.basename(inner[0]) not in _DELETERS:  # rm/shred: the find rule judges them
+                for root in roots:
+                    target = scan.places.target(root)
+                    found = entries_below(root if target.unknown else str(target.path), selective)
+                    scan.argv([found if a == "{}" else a.replace("{}", found) for a in inner])
+            i = end
+        i += 1
 
-    def __init__(self, scan: Scanner):
-        self.scan = scan
 
-    def walk(self, line: str) -> None:
-        for inner in re.findall(r"\$\(([^()]*)\)|`([^`]*)`", line):
-            self.scan.bash(inner[0] or inner[1])
-        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|()<>")
-        lexer.whitespace_split = True
-        try:
-            tokens = list(lexer)
-        except ValueError:  # unbalanced quotes
-            tokens = line.split()
-        command: list[str] = []
-        for i, token in enumerate([*tokens, ";"]):
-            if token and set(token) <= set(";&|()<>"):
-                if ">" in token and i + 1 < len(tokens):
-                    self.scan.write(tokens[i + 1], line[:200])
-                while command and command[0] in _RESERVED:
-                    command.pop(0)
-                self.scan.argv(command)
-                command = []
-            elif not (i and set(tokens[i - 1]) <= set("<>") and tokens[i - 1]):
-                command.append(token)
+def xargs(scan: Any, argv: list[str], feed: str | list[tuple[str, bool]] | None) -> None:
+    """`xargs CMD`: CMD with what xargs reads (`feed`: the literal text, the roots a `find` lists below, or None)."""
+    inner, known = xargs_argv(argv, feed if isinstance(feed, str) else None)
+    deleter = os.path.basename((peel(inner) or ["echo"])[0])
+    if not known and deleter in _DELETERS:
+        command = " ".join(argv)[:200]
+        if isinstance(feed, list):  # `find ROOT ... | xargs rm`: entries below ROOT
+            for root, selective in feed:
+                scan.delete(root, recursive=True, command=command, selective=selective)
+        else:
+            scan.command = command
+            scan.flag(ASK, "xargs-delete-unknown", f"`{command}` feeds {deleter} paths read from its input, "
+                      "which the policy cannot see; list them first, then delete literal paths")
+    scan.argv(inner)
 
 
 def literal_output(argv: list[str], stdin: str | None, places: Places | None = None) -> str | None:
@@ -123,9 +180,9 @@ def literal_output(argv: list[str], stdin: str | None, places: Places | None = N
     if name == "echo" and stdin is None:
         escapes = any(a.startswith("-") and "e" in a for a in args)
         text = " ".join(a for a in args if not (a.startswith("-") and set(a[1:]) <= set("neE"))) + "\n"
-        return _unescape(text) if escapes else text
+        return unescape(text) if escapes else text
     if name == "printf" and stdin is None and args:
-        return _unescape(args[0].replace("%s", " ".join(args[1:])) if len(args) > 1 else args[0])
+        return unescape(args[0].replace("%s", " ".join(args[1:])) if len(args) > 1 else args[0])
     if name == "cat" and not args:
         return stdin
     if places is not None and stdin is None and (computed := _computed(name, args, places)) is not None:
@@ -170,7 +227,8 @@ def _computed(name: str, args: list[str], places: Places) -> str | None:
     return None
 
 
-def _unescape(text: str) -> str:
+def unescape(text: str) -> str:
+    """Backslash escapes as `echo -e`, `printf` and `$'...'` decode them."""
     try:
         return codecs.decode(text, "unicode_escape")
     except (UnicodeDecodeError, ValueError):

@@ -1,6 +1,6 @@
 """Start-up stays light: a task that calls no tool imports neither jsonschema, nor the embedded model's machinery,
 nor the Markdown renderer when stdout is not a terminal, nor what retrieval and the command policy need (numpy,
-scipy, bm25s, bashlex) when no SOP is looked for and no command checked; `--help` imports
+scipy, bm25s, tree-sitter) when no SOP is looked for and no command checked; `--help` imports
 none of the run's modules. Import lists, not timings (bench/perf/startup_bench.py measures those)."""
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ def test_a_task_without_tool_calls_leaves_the_heavy_optional_modules_alone(tmp_p
     with ScriptedServer([{"content": "Hello! How can I help?"}]) as server:
         modules = imported(["Hello"], server, tmp_path / "home", workspace)
     assert "ga.model.client" in modules and "tools.file_read" in modules  # the run itself did happen
-    assert not {m for m in modules if m.split(".")[0] in ("jsonschema", "numpy", "scipy", "bm25s", "bashlex")
-                or m.startswith("ga.local") or m in ("rich.markdown", "markdown_it")}
+    assert not {m for m in modules if m.split(".")[0] in ("jsonschema", "numpy", "scipy", "bm25s", "bracex")
+                or m.startswith(("ga.local", "tree_sitter")) or m in ("rich.markdown", "markdown_it")}
 
 
 def test_help_imports_no_module_of_a_run(tmp_path, workspace):

@@ -1,5 +1,6 @@
 """The command policy's corpus: dangerous commands by class (each must be refused or asked) and everyday
-commands (each must be allowed). Used by test_policy_corpus.py and by bench/perf/code_run_bench.py.
+commands (each must be allowed). Used by test_policy_corpus.py and by bench/perf/code_run_bench.py; assert_judged
+checks a list of commands at once, naming every one misjudged.
 
 Paths use `~`, `$HOME` and relative names, so the same commands can be judged against any home and workspace
 (the tests use HOME=/home/alice, the workspace ~/project, GA_HOME ~/.ga).
@@ -20,6 +21,16 @@ class Case:
     rule: str = ""
     kind: str = "bash"
     cls: str = ""
+
+
+def assert_judged(cases: list[tuple[str, str, str]], judge) -> None:
+    """`cases`: (script, wanted verdicts separated by |, wanted rule or ""); fails naming every one judged otherwise."""
+    wrong = []
+    for script, verdicts, rule in cases:
+        decision = judge(script)
+        if decision.verdict not in verdicts.split("|") or (rule and decision.rule != rule):
+            wrong.append(f"{script!r}: {decision.verdict} ({decision.rule}), wanted {verdicts} ({rule or 'any'})")
+    assert not wrong, f"{len(wrong)} of {len(cases)} misjudged:\n" + "\n".join(wrong)
 
 
 def _cases(cls: str, *entries: tuple) -> list[Case]:
@@ -127,7 +138,7 @@ DANGEROUS: list[Case] = [
             ("cp evil.sh ~/.bashrc", ASK, "write-outside-workspace"),
             ("ln -sf /dev/null ~/.bash_history", ASK, "write-outside-workspace"),
             ("truncate -s 0 ~/.bash_history", ASK, "write-outside-workspace")),
-    *_cases("code the old fallback hid",
+    *_cases("code inside [[ ]], here-documents, case, loops and written scripts",
             ("[[ -d x ]] && python3 -c '\nimport shutil\nshutil.rmtree(\"/\")\n'", REFUSE, "rm-root"),
             ("if [[ -n \"$CI\" ]]; then\n  bash <<'EOF'\nrm -rf ~\nEOF\nfi", REFUSE, "rm-home"),
             ("[[ $x == y ]] || cat <<EOF | sh\nrm -rf ~\nEOF", REFUSE, "rm-home"),
@@ -174,6 +185,22 @@ DANGEROUS: list[Case] = [
             ("echo 'gitdir: ../crafted' > sub/.git", ASK, "protected-path"),
             ("echo '[submodule \"x\"]' >> .gitmodules", ASK, "protected-path"),
             ("echo '[alias] l = !rm -rf ~' >> ~/.gitconfig", ASK, "protected-path")),
+    *_cases("shells reached through a variable, code run by other programs, links, build files",
+            ("\"$BASH\" -c 'rm -rf ~/docs'", ASK, "delete-outside-workspace"),
+            ("${SHELL:-sh} -c 'rm -rf \"$HOME/docs\"'", ASK, "delete-outside-workspace"),
+            ("bash -c 'rm -rf \"$0\"/docs' ~", ASK, "delete-outside-workspace"),
+            ("bash -c 'rm -rf \"$0\"' ~", REFUSE, "rm-home"),
+            ("trap 'rm -rf ~/docs' EXIT", ASK, "delete-outside-workspace"),
+            ("git -c alias.x='!rm -rf ~/docs' x", ASK, "delete-outside-workspace"),
+            ("git -c core.fsmonitor='rm -rf ~/docs' status", ASK, "delete-outside-workspace"),
+            ("vim -es -c '!rm -rf ~/docs' -c 'q!'", ASK, "delete-outside-workspace"),
+            ("gdb -batch -ex 'shell rm -rf ~/docs'", ASK, "delete-outside-workspace"),
+            ("ln -s ~ h && rm -rf h/", REFUSE, "rm-home"),
+            ("ln -sfn ~/docs d; rm -rf d/*", ASK, "delete-outside-workspace"),
+            ("printf 'all:\\n\\trm -rf ~/docs\\n' > Makefile && make", ASK, "delete-outside-workspace"),
+            ("echo '{\"scripts\": {\"build\": \"rm -rf ~/docs\"}}' > package.json && npm run build", ASK,
+             "delete-outside-workspace"),
+            ("perl -i -pe 's/^/# /' ~/.bashrc", ASK, "write-outside-workspace")),
 ]
 
 EVERYDAY: list[Case] = [
@@ -200,7 +227,7 @@ EVERYDAY: list[Case] = [
             "echo \"rm -rf ~ is dangerous\" > warning.txt",
             "grep -rn 'rm -rf' .",
             "git commit -m 'never rm -rf ~'"),
-    *_cases("constructs bashlex lacks",
+    *_cases("[[ ]], case, arithmetic, arrays, time",
             "[[ -f setup.py ]] && pip install -e .",
             'case "$1" in test) python -m pytest ;; *) echo usage ;; esac',
             "n=$((2*3)); echo $n",
@@ -244,4 +271,13 @@ EVERYDAY: list[Case] = [
     *_cases("builds",
             "docker compose up -d", "make clean", "cargo build --release", "go test ./...", "npm test",
             'tmp=$(mktemp); curl -fsSL https://example.invalid/x -o "$tmp"; cat "$tmp"'),
+    *_cases("code run by other programs, links, build files",
+            "printf 'all:\\n\\techo built\\n' > Makefile && make",
+            "echo '{\"scripts\": {\"test\": \"echo ok\"}}' > package.json && npm test",
+            "mkdir -p build && ln -sfn build latest && rm -rf latest/",
+            "git -c color.ui=never log --oneline -3",
+            "tmp=$(mktemp); trap 'rm -f \"$tmp\"' EXIT; echo hi > \"$tmp\"",
+            "vim -es -c '%s/a/b/g' -c 'wq' notes.txt",
+            "bash -c 'echo \"$0\"' hello",
+            "perl -i -pe 's/foo/bar/' src/main.c"),
 ]
