@@ -1,13 +1,12 @@
 """The policy on its corpus (corpus.py): every dangerous command refused or asked, every everyday one allowed.
-Nothing runs here; bench/perf/code_run_bench.py runs the corpus through code_run, with and without the sandbox."""
+Nothing runs here; bench/perf/code_run_bench.py runs the corpus through code_run, with and without the sandbox.
+Each corpus is one test that names every command it misjudges."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
-from tests.tools.guard.corpus import ASK, BLOCK, DANGEROUS, EVERYDAY, REFUSE
+from tests.tools.guard.corpus import ASK, BLOCK, DANGEROUS, EVERYDAY, REFUSE, assert_judged
 from tools.guard.shell_scan import ALLOW, check_script
 
 HOME = Path("/home/alice")
@@ -18,46 +17,42 @@ def decide(script: str, kind: str = "bash", home: Path = HOME, workspace: Path =
     return check_script(script, kind, workspace=workspace, home=home, ga_home=home / ".ga")
 
 
-def test_corpus_size():
-    assert len(DANGEROUS) >= 80 and len(EVERYDAY) >= 60
+def test_dangerous_commands_are_refused_or_asked():
+    assert len(DANGEROUS) >= 140
+    wanted = {REFUSE: "refuse", ASK: "ask", BLOCK: "refuse|ask"}
+    for kind in ("bash", "python"):
+        cases = [(c.script, wanted[c.expect], c.rule) for c in DANGEROUS if c.kind == kind]
+        assert_judged(cases, lambda s, kind=kind: decide(s, kind))
 
 
-@pytest.mark.parametrize("case", DANGEROUS, ids=lambda c: f"{c.cls}: {c.script[:60]}")
-def test_dangerous_commands_are_refused_or_asked(case):
-    decision = decide(case.script, case.kind)
-    wanted = {REFUSE: {"refuse"}, ASK: {"ask"}, BLOCK: {"refuse", "ask"}}[case.expect]
-    assert decision.verdict in wanted, decision
-    if case.rule:
-        assert decision.rule == case.rule, decision
-
-
-@pytest.mark.parametrize("case", EVERYDAY, ids=lambda c: f"{c.cls}: {c.script[:60]}")
-def test_everyday_commands_are_allowed(case):
-    decision = decide(case.script, case.kind)
-    assert decision.verdict == ALLOW, decision
+def test_everyday_commands_are_allowed():
+    assert len(EVERYDAY) >= 90
+    for kind in ("bash", "python"):
+        cases = [(c.script, ALLOW, "") for c in EVERYDAY if c.kind == kind]
+        assert_judged(cases, lambda s, kind=kind: decide(s, kind))
 
 
 TEMP_HOME = Path("/tmp/ci/home")
 """HOME and the workspace under /tmp, as in CI and containers: ~ is still the home folder, not scratch space."""
 
 
-@pytest.mark.parametrize(("script", "verdict"), [
-    ("echo 'alias ls=rm' >> ~/.bashrc", "ask"), ("rm -rf ~/docs", "ask"), ("rm -rf ~", "refuse"),
-    ("sed -i s/a/b/ ~/.profile", "ask"), ("cp x ~/.ssh/authorized_keys", "ask"),
-    ("rm -rf /tmp/ci/scratch", "allow"), ("rm -rf build", "allow"), ("echo x > /tmp/ci/out.txt", "allow"),
-])
-def test_home_under_tmp_is_judged_as_home(script, verdict):
-    assert decide(script, home=TEMP_HOME, workspace=TEMP_HOME / "project").verdict == verdict
+def test_home_under_tmp_is_judged_as_home():
+    cases = [("echo 'alias ls=rm' >> ~/.bashrc", "ask", ""), ("rm -rf ~/docs", "ask", ""), ("rm -rf ~", "refuse", ""),
+             ("sed -i s/a/b/ ~/.profile", "ask", ""), ("cp x ~/.ssh/authorized_keys", "ask", ""),
+             ("rm -rf /tmp/ci/scratch", ALLOW, ""), ("rm -rf build", ALLOW, ""),
+             ("echo x > /tmp/ci/out.txt", ALLOW, "")]
+    assert_judged(cases, lambda s: decide(s, home=TEMP_HOME, workspace=TEMP_HOME / "project"))
 
 
-@pytest.mark.parametrize("script", ["echo step >> /tmp/ci/ga/sop/deploy/SKILL.md", "cp x /tmp/ci/ga/memory/a.md",
-                                    "import shutil\nshutil.rmtree('/tmp/ci/ga/sop/old')"])
-def test_ga_home_under_tmp_is_still_ga_s_own_data(script):
+def test_ga_home_under_tmp_is_still_ga_s_own_data():
     """A GA_HOME in a temporary folder (CI, bench trials) is no scratch space: SOPs and memory change only through
     ga's tools while the run goes on."""
-    kind = "python" if script.startswith("import") else "bash"
-    decision = check_script(script, kind, workspace=TEMP_HOME / "project", home=TEMP_HOME, ga_home=Path("/tmp/ci/ga"))
-    assert decision.verdict == "ask" and decision.rule == "protected-path", decision
+    cases = [("echo step >> /tmp/ci/ga/sop/deploy/SKILL.md", "bash"), ("cp x /tmp/ci/ga/memory/a.md", "bash"),
+             ("import shutil\nshutil.rmtree('/tmp/ci/ga/sop/old')", "python")]
+    for script, kind in cases:
+        decision = check_script(script, kind, workspace=TEMP_HOME / "project", home=TEMP_HOME,
+                                ga_home=Path("/tmp/ci/ga"))
+        assert decision.verdict == "ask" and decision.rule == "protected-path", decision
 
 
 def test_quoted_heredoc_written_to_a_file_is_data_but_an_unquoted_one_runs_substitutions():

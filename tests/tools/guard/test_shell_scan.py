@@ -1,13 +1,19 @@
-"""The command policy on a corpus: catastrophic refused, dangerous asked, everyday allowed. Nothing is executed here."""
+"""The command policy on its unit lists (catastrophic refused, dangerous asked, everyday allowed: one test per list,
+naming every command it misjudges), and on files the workspace holds: scripts, build files, symbolic links."""
 
 from __future__ import annotations
 
 import base64
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
+from tests.tools.guard.corpus import assert_judged
 from tools.guard.shell_scan import ALLOW, ASK, REFUSE, check_script
 
 HOME = Path("/home/alice")
@@ -185,44 +191,22 @@ PYTHON_EVERYDAY = [
 ]
 
 
-@pytest.mark.parametrize(("command", "rule"), CATASTROPHIC)
-def test_catastrophic_commands_are_refused(command, rule):
-    decision = decide(command)
-    assert (decision.verdict, decision.rule) == (REFUSE, rule), decision
-    assert decision.reason and f"rule: {rule}" in decision.message
+def test_catastrophic_commands_are_refused():
+    assert_judged([(c, REFUSE, rule) for c, rule in CATASTROPHIC], decide)
+    assert_judged([(c, REFUSE, rule) for c, rule in PYTHON_CATASTROPHIC], lambda s: decide(s, "python"))
+    decision = decide("rm -rf ~")
+    assert decision.reason and "rule: rm-home" in decision.message
 
 
-@pytest.mark.parametrize(("command", "rule"), DANGEROUS)
-def test_dangerous_commands_ask(command, rule):
-    decision = decide(command)
-    assert (decision.verdict, decision.rule) == (ASK, rule), decision
-
-
-@pytest.mark.parametrize("command", EVERYDAY)
-def test_everyday_commands_are_allowed(command):
-    decision = decide(command)
-    assert decision.verdict == ALLOW, decision
-
-
-@pytest.mark.parametrize(("source", "rule"), PYTHON_CATASTROPHIC)
-def test_python_catastrophic_is_refused(source, rule):
-    decision = decide(source, "python")
-    assert (decision.verdict, decision.rule) == (REFUSE, rule), decision
-
-
-@pytest.mark.parametrize("source", PYTHON_EVERYDAY)
-def test_python_everyday_is_allowed(source):
-    assert decide(source, "python").verdict == ALLOW
-
-
-def test_python_fstring_with_unknown_prefix_asks():
+def test_dangerous_commands_ask():
+    assert_judged([(c, ASK, rule) for c, rule in DANGEROUS], decide)
     decision = decide("import shutil, sys\nshutil.rmtree(f'{sys.argv[1]}/')", "python")
     assert (decision.verdict, decision.rule) == (ASK, "rm-unset-variable")
 
 
-def test_corpus_sizes():
-    assert len(CATASTROPHIC) + len(DANGEROUS) + len(PYTHON_CATASTROPHIC) >= 40
-    assert len(EVERYDAY) >= 40
+def test_everyday_commands_are_allowed():
+    assert_judged([(c, ALLOW, "") for c in EVERYDAY], decide)
+    assert_judged([(c, ALLOW, "") for c in PYTHON_EVERYDAY], lambda s: decide(s, "python"))
 
 
 def test_cwd_is_taken_into_account():
@@ -240,3 +224,83 @@ def test_tilde_user_is_placed_in_that_users_home():
 
 def test_tilde_of_an_unknown_user_stays_a_literal_folder():
     assert decide("rm -rf ~no-such-user-ga/x").verdict == ALLOW
+
+
+def test_what_the_parser_cannot_read_asks():
+    """A script tree-sitter-bash cannot parse (a syntax error, or `<>` its grammar lacks) is never guessed at."""
+    for script in ("cat <> data.bin", "echo 'unterminated", "if true; then echo"):
+        decision = decide(script)
+        assert (decision.verdict, decision.rule) == (ASK, "unreadable-script"), decision
+    assert "line 2" in decide("echo ok\nfor do done").reason
+
+
+def test_deletes_and_writes_through_a_link_in_the_workspace_are_judged_where_it_leads(tmp_path):
+    home, workspace = tmp_path / "home", tmp_path / "home" / "project"
+    (home / "docs").mkdir(parents=True)
+    workspace.mkdir()
+    (workspace / "build").mkdir()
+    (workspace / "docs").symlink_to(home / "docs")
+    (workspace / "rc").symlink_to(home / ".bashrc")
+    (workspace / "latest").symlink_to("build")
+
+    def judge(script: str):
+        return check_script(script, "bash", workspace=workspace, home=home)
+    assert_judged([("rm -rf docs/", "ask", "delete-outside-workspace"),
+                          ("rm -rf docs/*", "ask", "delete-outside-workspace"),
+                          ("find docs/ -delete", "ask", "delete-outside-workspace"),
+                          ("echo x >> rc", "ask", "write-outside-workspace"),
+                          ("rm -f docs rc", ALLOW, ""), ("rm -rf latest/", ALLOW, ""),
+                          ("echo x > latest/a", ALLOW, "")], judge)
+
+
+def test_build_files_and_scripts_in_the_workspace_are_read_for_what_they_run(tmp_path):
+    """The workspace's Makefile, package.json and scripts (the run may have written them with file_write) are
+    checked like code given inline: only the targets and scripts the command runs."""
+    home, workspace = tmp_path / "home", tmp_path / "home" / "project"
+    workspace.mkdir(parents=True)
+    (workspace / "Makefile").write_text("DOCS = $(HOME)/docs\n.PHONY: all clean\nall: build\nbuild:\n\t@echo built\n"
+                                        "clean:\n\trm -rf $(DOCS)\n")
+    (workspace / "package.json").write_text('{"scripts": {"test": "pytest", "pretest": "echo x >> ~/.profile",'
+                                            ' "lint": "ruff check ."}}')
+    (workspace / "deploy.sh").write_text("#!/bin/sh\ngit push --force origin main\n")
+
+    def judge(script: str):
+        return check_script(script, "bash", workspace=workspace, home=home)
+    assert_judged([("make", ALLOW, ""), ("make build", ALLOW, ""), ("make -j 4 all", ALLOW, ""),
+                          ("make clean", "ask", "delete-outside-workspace"),
+                          ("make -C . -j4 clean", "ask", "delete-outside-workspace"),
+                          ("npm test", "ask", "write-outside-workspace"), ("npm run lint", ALLOW, ""),
+                          ("pnpm lint", ALLOW, ""), ("./deploy.sh", "ask", "git-push-force"),
+                          ("sh deploy.sh", "ask", "git-push-force")], judge)
+
+
+_PIECES = ["rm", "-rf", "~", "/", "$HOME", "${X:-y}", "$(", ")", "`", "'", '"', "{", "}", "(", ";", "&&", "|", "&",
+           "<<EOF\n", "\nEOF\n", "<<<", ">", "2>&1", "<(", ">(", "$((", "))", "[[", "]]", "case", "in", "esac", ";;",
+           "for", "do", "done", "f()", "{a,b}", "{1..3}", "\\", "\n", "eval", "bash", "-c", "trap", "git", "-c", "make",
+           "npm", "run", "ln", "-s", "\"$@\"", "set", "--", "IFS=,", "x=(a b)", "$'\\x72'", "cd", "..", "find",
+           "-exec", "xargs", "echo", "base64", "-d", "vim", "+!rm", "perl", "-pie", "alias ", "x=", "coproc", "#", "*"]
+"""Pieces of bash, glued or apart, for scripts a parser and a policy must survive."""
+
+
+@settings(max_examples=300, deadline=None)
+@example("alias x=\"it's\"; x")  # an alias whose value holds one quote
+@example("rm ~\x00")
+@given(st.builds(str.join, st.sampled_from(["", " "]), st.lists(st.sampled_from(_PIECES), max_size=30)) |
+       st.text(max_size=80))
+def test_any_text_gets_a_decision_never_an_error(script):
+    assert decide(script).verdict in (ALLOW, ASK, REFUSE)
+    assert decide(f"import os\nos.remove({script!r})", "python").verdict in (ALLOW, ASK, REFUSE)
+
+
+def test_a_character_tree_sitter_bash_trips_on_does_not_crash_the_run():
+    """tree-sitter-bash 0.25.1 reads past a table on `{` followed by a character above U+00FF and can kill the
+    process (its issue 337; seen here about 2 runs in 3): the policy must parse such scripts safely."""
+    code = ("from tools.guard.shell_fields import parse\n"
+            "for s in ['{\\U000d34c5', 'x{1..\\U000f0000}', 'echo {\\U00031860}']:\n"
+            "    for _ in range(10000):\n"
+            "        parse(s)\n")
+    for _ in range(3):
+        done = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).parents[3], capture_output=True,
+                              timeout=120, check=False)
+        assert done.returncode == 0, done.stderr[-800:]
+    assert decide("rm -rf {\U000d34c5,~}").rule == "rm-home"
