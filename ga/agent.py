@@ -27,16 +27,18 @@ from ga.tooling.spec import ToolContext, ToolResult, error
 
 
 def system_prompt(memory: Memory | None = None, listing: str = "") -> str:
-    """The same for every run and workspace up to the L1 memory index (which changes only when memory does), so a
-    prompt-caching server reuses it; the SOPs and facts listed for this task come last. What varies per run
-    otherwise (workspace, platform, date) goes into the first user message."""
+    """The same for every run and workspace (the L1 memory index changes only when memory does), so a
+    prompt-caching server reuses it. What varies per run (workspace, platform, date, the SOPs and facts that fit
+    the task) goes into the first user message. `listing`: a run begun before that kept it here."""
     return "\n\n".join(filter(None, [render("system.md"), memory.system_section() if memory else "", listing]))
 
 
-def first_message(settings: Settings, task: str) -> str:
-    """The run's first user message: where and when, then the task."""
-    return render("task.md", workdir=settings.workdir, platform=f"{platform.system()} {platform.machine()}",
+def first_message(settings: Settings, task: str, listing: str = "") -> str:
+    """The run's first user message: where and when, the task, then what memory has for it (beside the task,
+    where a small model reads it)."""
+    head = render("task.md", workdir=settings.workdir, platform=f"{platform.system()} {platform.machine()}",
                   date=time.strftime("%Y-%m-%d"), task=task)
+    return f"{head}\n\n{listing}" if listing else head
 
 
 class Agent:
@@ -58,8 +60,6 @@ class Agent:
         self.answer, self.answer_mail = self.inbox.answer_for(answer)  # given, else one waiting in the mailbox
         self.schemas = dispatcher.schemas()
         self.fresh = not history.messages
-        if self.fresh:  # listed once, when the run starts: a resume sends the same system prompt
-            run.state["sop_listing"] = memory.task_listing(run.state["task"]) if memory else ""
         system = system_prompt(memory, run.state.get("sop_listing", ""))
         self.context = Context(system, budget=settings.context_tokens, tools=self.schemas,
                                window=settings.model_window, state=run.state.setdefault("context", {}),
@@ -76,8 +76,9 @@ class Agent:
         self.clock = time.monotonic()
         if settings.max_time:
             self.ctx.deadline = self.clock + settings.max_time
-        if self.fresh:
-            self.record({"role": "user", "content": first_message(settings, run.state["task"])})
+        if self.fresh:  # listed once, when the run starts: the first message is recorded, a resume sends it again
+            listing = memory.task_listing(run.state["task"]) if memory else ""
+            self.record({"role": "user", "content": first_message(settings, run.state["task"], listing)})
 
     def start(self) -> Outcome:
         """Run until the model answers, a limit is hit, or the run pauses for a human."""

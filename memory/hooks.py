@@ -19,7 +19,8 @@ class RunMemory:
         return index.system_section(self.settings.home, self.settings.skills_path)
 
     def task_listing(self, task: str) -> str:
-        return index.task_listing(self.settings.home, task, self.settings.skills_path, whole=self.whole_sops)
+        return index.task_listing(self.settings.home, task, self.settings.skills_path, whole=self.whole_sops,
+                                  workdir=self.settings.workdir)
 
     def before(self, tool: str, args: dict, state: dict) -> None:
         learn.before(tool, args, state, settings=self.settings, run_dir=self.run_dir)

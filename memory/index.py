@@ -7,9 +7,12 @@ byte-identical prefix between runs; the per-task listing goes into the run's fir
 from __future__ import annotations
 
 import logging
+import os
 import re
+import shlex
 from pathlib import Path
 
+from memory.literals import suggested
 from sop import ledger, retrieval, store
 from sop.library import Library, load
 from sop.skill import Skill
@@ -119,9 +122,11 @@ WHOLE_CHARS_SMALL = 2400
 """Under the small-model settings every listed SOP is shown whole, cut at this length."""
 
 
-def task_listing(home: Path, task: str, skills_path: list[Path] = (), *, whole: bool = False) -> str:
+def task_listing(home: Path, task: str, skills_path: list[Path] = (), *, whole: bool = False,
+                 workdir: Path | None = None) -> str:
     """The SOPs and facts that fit `task`, for its first message ('' when nothing does): each by name and
-    description, and its steps too when they are short (or `whole`: the small-model settings)."""
+    description, and its steps too when they are short (or `whole`: the small-model settings); a learnt script
+    with this task's values filled in when the task names them (`workdir` tells input files from outputs)."""
     lib = load(home, skills_path)
     found = retrieval.relevant(lib.skills, task, home=home)
     if log.isEnabledFor(logging.INFO):  # -v: which SOPs this task lists, and why (or how close the best came)
@@ -136,11 +141,21 @@ def task_listing(home: Path, task: str, skills_path: list[Path] = (), *, whole: 
         if body and (len(body) <= limit or whole):
             shown = body if len(body) <= limit else body[:limit].rsplit("\n", 1)[0] + "\n[… open it for the rest]"
             lines += [f"  {line}" if line else "" for line in shown.splitlines()]
+        if (usage := skill.metadata.get("usage")) and (values := suggested(usage, task, _files(workdir))):
+            command = " ".join([*usage.split()[:2], *map(shlex.quote, values)])
+            lines.append(f"  With this task's values (check them): `{command}`")
     fact_lines = relevant_facts(home, task, lib.skills)
     if fact_lines:
         lines.append("[Memory: facts verified in earlier runs]")
         lines += [f"- {RUN_TAG.sub('', f)}" for f in fact_lines]
     return "\n".join(lines)
+
+
+def _files(folder: Path | None) -> set[str]:
+    try:
+        return set(os.listdir(folder)) if folder else set()
+    except OSError:
+        return set()
 
 
 def _log_listing(skills: list[Skill], task: str, found: list, home: Path) -> None:

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 _QUOTED = re.compile(r"`([^`\n]{1,200})`|(?<![\w'])'([^'\n]{1,200})'(?![\w'])|\"([^\"\n]{1,200})\"")
+_BRACKETED = re.compile(r"(?<![\w\]])\[([\w.-]{1,80})\](?![\w(\[])")
+"""An INI section or a tag in brackets: `the [server] section`."""
 _URL = re.compile(r"https?://[^\s`'\"<>]+")
 _FILE = re.compile(r"(?<![\w/.-])(?:[\w.-]+/)*[\w-]+(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,7}(?![\w/-])")
 _ABBREVIATION = re.compile(r"\w\.\w|etc|vs|approx", re.IGNORECASE)
@@ -71,6 +73,8 @@ def task_literals(task: str) -> list[Literal]:
     for m in _QUOTED.finditer(task):
         group = next(i for i, g in enumerate(m.groups(), 1) if g is not None)
         add(m.group(group), m.start(group))
+    for m in _BRACKETED.finditer(task):
+        add(m.group(1), m.start(1))
     for pattern in (_URL, _FILE, _CAPS):
         for m in pattern.finditer(task):
             if pattern is not _FILE or not _ABBREVIATION.fullmatch(m.group()):
@@ -135,3 +139,13 @@ def _unique(name: str, taken: set[str]) -> str:
         candidate, n = f"{name}_{n}", n + 1
     taken.add(candidate)
     return candidate
+
+
+def suggested(usage: str, task: str, existed: set[str]) -> list[str] | None:
+    """This task's values for a learnt script's usage line (`python3 PATH INPUT_CSV COLUMN`), when the task names one
+    value for each of its parameters, by the same roles; None when it does not (the model fills them in)."""
+    names = usage.split()[2:]
+    found = {p.name: p.value for p in parameters(task_literals(task), task, existed)}
+    if not names or any(n not in found for n in names) or len(set(names)) != len(names):
+        return None
+    return [found[n] for n in names]

@@ -102,8 +102,8 @@ def sop_names(home: Path) -> list[str]:
 
 
 def listed(server: ScriptedServer) -> str:
-    """The first request's system prompt: where the SOPs and facts listed for the task are."""
-    return server.requests[0]["messages"][0]["content"]
+    """The first request's first user message: where the SOPs and facts listed for the task are, after the task."""
+    return next(m["content"] for m in server.requests[0]["messages"] if m["role"] == "user")
 
 
 def first_user_message(server: ScriptedServer) -> str:

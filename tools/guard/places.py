@@ -8,11 +8,13 @@ comes before it (`build/$X` stays in build/; `$X/build` could be anywhere).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import getpass
 import os
 import re
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -78,6 +80,17 @@ class Places:
     """Shell variables the script set; UNKNOWN when set to something only run time knows."""
     cwd_known: bool = True
     """False after `cd $X` with X unknown: relative paths are then unknown too."""
+
+    @contextlib.contextmanager
+    def subshell(self) -> Iterator[None]:
+        """`( ... )` and `$( ... )` run in a child shell: its `cd` and variables do not reach the script after it."""
+        saved = (self.cwd, self.cwd_known, dict(self.variables))
+        try:
+            yield
+        finally:
+            self.cwd, self.cwd_known = saved[0], saved[1]
+            self.variables.clear()
+            self.variables.update(saved[2])
 
     def target(self, text: str, *, selective: bool = False) -> Target:
         """`selective`: only some entries below the path are meant (e.g. find -name ...)."""

@@ -153,7 +153,8 @@ class Words:
     def substitution(self, node: Node) -> str:
         """Check the code of `$(...)`, `` `...` ``, `<(...)`; what it prints when literal, else ${UNKNOWN}."""
         saved = self.fetched
-        outputs = [self.walk(c) for c in node.named_children if c.type != "comment"]
+        with self.scan.places.subshell():
+            outputs = [self.walk(c) for c in node.named_children if c.type != "comment"]
         self.fetched = saved or bool(DOWNLOADERS & set(re.findall(r"[\w.-]+", text(node))))
         return outputs[0].rstrip("\n") if len(outputs) == 1 and outputs[0] is not None else UNKNOWN
 

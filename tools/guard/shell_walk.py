@@ -62,6 +62,10 @@ class Walker(Words):
             self.loop(node)
         elif kind == "ERROR":
             self._recover(node.children)
+        elif kind == "subshell":
+            with self.scan.places.subshell():
+                for child in node.named_children:
+                    self.walk(child)
         else:  # lists, groups, if/while/case, declarations, [[ ]], heredoc bodies with their substitutions...
             for child in node.named_children:
                 self.walk(child)

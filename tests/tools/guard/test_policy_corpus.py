@@ -74,3 +74,13 @@ def test_a_script_file_is_checked_with_the_arguments_it_is_run_with(tmp_path):
     check = lambda script: check_script(script, "bash", workspace=workspace, home=tmp_path, ga_home=tmp_path / ".ga")  # noqa: E731
     assert check("bash run.sh in.log out.txt").verdict == ALLOW
     assert check("bash run.sh in.log /etc/profile").verdict == "ask"
+
+
+def test_a_cd_in_a_subshell_or_a_substitution_stays_there():
+    """`HERE="$(cd "$(dirname "$0")" && pwd)"` and `(cd sub; ...)` change no folder for what follows them."""
+    ga_home = HOME / ".ga"
+    after = "echo x > total.txt"
+    for prefix in (f'HERE="$(cd {ga_home}/sop && pwd)"', f"(cd {ga_home}/sop)", f"x=`cd {ga_home}; ls`"):
+        assert decide(f"{prefix}\n{after}").verdict == ALLOW, prefix
+    assert decide(f"cd {ga_home}/sop\n{after}").verdict == "ask"  # a cd in the script itself does move it
+    assert decide(f"(cd {ga_home}/sop; {after})").verdict == "ask"  # and inside the subshell, there
