@@ -8,6 +8,7 @@ from dataclasses import asdict
 
 from ga.check import run_check
 from ga.config import Settings
+from ga.context import agents_md
 from ga.context.history import Context, Step
 from ga.errors import AgentStop, ContextOverflow, Interrupted, LimitReached, ServerUnreachable
 from ga.escalation import Escalation, gist
@@ -34,8 +35,8 @@ def system_prompt(memory: Memory | None = None, listing: str = "") -> str:
 
 
 def first_message(settings: Settings, task: str, listing: str = "") -> str:
-    """The run's first user message: where and when, the task, then what memory has for it (beside the task,
-    where a small model reads it)."""
+    """The run's first user message: where and when, the task, then the project's AGENTS.md and what memory has
+    for it (beside the task, where a small model reads it)."""
     head = render("task.md", workdir=settings.workdir, platform=f"{platform.system()} {platform.machine()}",
                   date=time.strftime("%Y-%m-%d"), task=task)
     return f"{head}\n\n{listing}" if listing else head
@@ -78,7 +79,11 @@ class Agent:
             self.ctx.deadline = self.clock + settings.max_time
         if self.fresh:  # listed once, when the run starts: the first message is recorded, a resume sends it again
             listing = memory.task_listing(run.state["task"]) if memory else ""
-            self.record({"role": "user", "content": first_message(settings, run.state["task"], listing)})
+            project, read = agents_md.notes(settings.workdir, settings.home)
+            if read:
+                run.state["agents_md"] = [str(p) for p in read]
+            extra = "\n\n".join(filter(None, [project, listing]))
+            self.record({"role": "user", "content": first_message(settings, run.state["task"], extra)})
 
     def start(self) -> Outcome:
         """Run until the model answers, a limit is hit, or the run pauses for a human."""

@@ -281,4 +281,6 @@ def build_agent(run: Run, settings: Settings, ui: Heartbeat, *, answer: str | No
                autonomous=settings.autonomous_why, sandbox=settings.sandbox, sandbox_why=settings.sandbox_why)
     if settings.mode == "plan":
         ui.info(plan_header())  # whether code may look, and how confined
+    if read := run.state.get("agents_md"):
+        ui.info("instructions read: " + ", ".join(read))
     return agent

@@ -1,0 +1,51 @@
+"""AGENTS.md: the instructions a project (and the user) keeps for coding agents, the convention Codex, Pi and Claude
+Code read. ga reads the user's own (GA_HOME/AGENTS.md) and the workspace's, with those of the folders above it up
+to the repository's root (or HOME), the nearest last so it has the last word; all of it capped in size.
+
+It goes into the run's first user message, not the system prompt: the system prompt stays the same for runs in
+every folder, so a prompt-caching server keeps reusing it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+NAME = "AGENTS.md"
+MAX_BYTES = 8_192
+"""All AGENTS.md text at most (about 2,000 tokens); past it the text is cut and says so."""
+
+
+def sources(workdir: Path, ga_home: Path) -> list[Path]:
+    """The AGENTS.md files that apply to a run in `workdir`, the most general first."""
+    folders = []
+    home = Path.home()
+    for folder in [workdir, *workdir.parents]:
+        folders.append(folder)
+        if folder == home or (folder / ".git").exists():
+            break
+    found = [ga_home / NAME, *(f / NAME for f in reversed(folders))]
+    return [p for p in dict.fromkeys(found) if p.is_file()]
+
+
+def notes(workdir: Path, ga_home: Path) -> tuple[str, list[Path]]:
+    """The text for the first message ('' when there is none), and the files it came from."""
+    parts, used, size = [], [], 0
+    for path in sources(workdir, ga_home):
+        try:
+            with path.open("rb") as f:
+                data = f.read(MAX_BYTES + 1)
+        except OSError:
+            continue
+        text = data.decode("utf-8", "replace").strip()
+        if not text:
+            continue
+        room = MAX_BYTES - size
+        if len(text.encode()) > room:
+            cut = text.encode()[:room].decode("utf-8", "ignore")
+            text = f"{cut}\n[… cut: AGENTS.md text is kept to {MAX_BYTES:,} bytes]"
+        parts.append(f"[Instructions from {path}]\n{text}")
+        used.append(path)
+        size += len(text.encode())
+        if size >= MAX_BYTES:
+            break
+    return "\n\n".join(parts), used
