@@ -136,14 +136,14 @@ def task_listing(home: Path, task: str, skills_path: list[Path] = (), *, whole: 
     for skill, _ in found:
         flags = f" [{', '.join(marks(skill))}]" if marks(skill) else ""
         lines.append(f"- {skill.name} ({skill.path}){flags}: {skill.description}")
+        if (usage := skill.metadata.get("usage")) and (values := suggested(usage, task, _files(workdir))):
+            command = " ".join([*usage.split()[:2], *map(shlex.quote, values)])
+            lines.append(f"  With this task's values (check them): `{command}`")
         body = skill.body.strip()
         limit = WHOLE_CHARS_SMALL if whole else WHOLE_CHARS
         if body and (len(body) <= limit or whole):
             shown = body if len(body) <= limit else body[:limit].rsplit("\n", 1)[0] + "\n[… open it for the rest]"
             lines += [f"  {line}" if line else "" for line in shown.splitlines()]
-        if (usage := skill.metadata.get("usage")) and (values := suggested(usage, task, _files(workdir))):
-            command = " ".join([*usage.split()[:2], *map(shlex.quote, values)])
-            lines.append(f"  With this task's values (check them): `{command}`")
     fact_lines = relevant_facts(home, task, lib.skills)
     if fact_lines:
         lines.append("[Memory: facts verified in earlier runs]")
