@@ -160,7 +160,7 @@ def _extract(settings: Settings, run: Run, events: list[dict], mem: dict, *, rep
     if all(sop in s.code for s in found.steps if s.kind == "bash") and any(s.kind == "bash" for s in found.steps):
         report["learnt"] = "followed an SOP's script"
         return "the run ran an SOP's script: its ledger is updated, nothing new to learn"
-    replaces = next(iter(mem.get("used", {}) or mem.get("read", {})), "")
+    replaces = next(iter(mem.get("used", {})), "")  # its script ran, and more work was needed: a new version
     saved = save_learnt(found, home=settings.home, skills_path=settings.skills_path, run_id=run.id, task=task,
                         check=run.state.get("check") or "", secrets=secrets, replaces=replaces)
     if isinstance(saved, str):

@@ -56,11 +56,12 @@ def save_learnt(extraction: Extraction, *, home: Path, skills_path: list[Path], 
             save(home, same)
             return Learnt(skill=same, action="same")
         old = lib.get(replaces) if replaces else None
-        name = old.name if old is not None and old.origin == "home" else _name(task, extraction, lib)
+        old = old if old is not None and old.origin == "home" and "script" in old.metadata else None
+        name = old.name if old is not None else _name(task, extraction, lib)
         folder = store.sop_dir(home) / name
         skill = Skill(name=name, description=scrub(_description(task, extraction), secrets),
                       body=scrub(_body(folder, task, run_id, extraction, check), secrets),
-                      metadata=dict(old.metadata) if old is not None and old.origin == "home" else {})
+                      metadata=dict(old.metadata) if old is not None else {})
         skill.metadata.update(script=f"{SCRIPTS}/{extraction.script.entry}", script_hash=mark,
                               verified=extraction.verified, usage=extraction.script.command(f"{folder}/{SCRIPTS}"))
         skill.metadata = ledger.stamp(skill.metadata, run_id=run_id, source="learnt", keywords=words)

@@ -245,3 +245,22 @@ def test_an_sop_read_without_trouble_bumps_its_ledger_and_two_failures_flag_it(h
         proc, _ = run_ga(failing, home, workspace, "summarise data.csv", "--max-turns", "2")
         assert proc.returncode == 4, proc.stderr
     assert read(path).metadata["status"] == "flagged" and "failed twice in a row" in proc.stderr
+
+
+def test_a_script_that_needed_other_work_after_it_is_learnt_again_as_its_new_version(home, workspace):
+    payments(workspace)
+    run_ga(sum_run(), home, workspace, TASK)
+    (name,) = learnt(home)
+    folder = home / "sop" / name
+    usage = read(folder / "SKILL.md").metadata["usage"]
+    payments(workspace, "sales.csv", "price", ("1.25", "2.50"))
+    wrong = usage.replace("INPUT_CSV COLUMN OUTPUT_TXT", "sales.csv cost sum.txt")  # no such column: it fails
+    again = SUM.replace("payments.csv", "sales.csv").replace("'amount'", "'price'").replace("total.txt", "sum.txt")
+    steps = [{"tool_calls": [tool_call("code_run", type="bash", script=wrong)]},
+             {"tool_calls": [tool_call("code_run", script="print('checking')\n" + again)]}, {"content": "Done."}]
+    proc, _ = run_ga(steps, home, workspace, NEXT, "-v")
+    assert proc.returncode == 0 and (workspace / "sum.txt").read_text() == "3.75\n", proc.stderr
+    assert learnt(home) == [name] and f"updated the script of {name}" in proc.stderr
+    assert "print('checking')" in (folder / "scripts/main.py").read_text()
+    meta = read(folder / "SKILL.md").metadata
+    assert (meta["uses"], meta["successes"]) == ("1", "1") and len(meta["runs"].split(",")) == 2
