@@ -7,7 +7,6 @@ seconds, and a background run names its run to the waiting parent as soon as the
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import importlib
 import json
 import signal
@@ -22,15 +21,15 @@ from ga.cli.pipes import reader_gone
 from ga.cli.plan import carry_out, plan_header
 from ga.cli.summary import summary_line
 from ga.config import Settings
-from ga.errors import ConfigError, ServerUnreachable
+from ga.errors import ServerUnreachable
 from ga.invocation import invocation
 from ga.jobs import notify
 from ga.model.settings import ModelSettings, settings_for
-from ga.runs import detach
+from ga.runs import detach, trust
 from ga.runs.folder import Run
 from ga.runs.liveness import Heartbeat
 from ga.runs.mailbox import Inbox, clear_outbox, write_outbox
-from ga.tooling.redact import redact_data
+from ga.tooling.redact import redact, redact_data
 
 if TYPE_CHECKING:
     from ga.agent import Agent
@@ -41,32 +40,23 @@ if TYPE_CHECKING:
 
 LOCAL = "local"
 """The model name of the embedded model (ga.local.endpoint.LOCAL): its module is imported for --local only."""
-KEPT = ("workdir", "model", "mode", "sandbox", "allow_paths", "learn", "check")
-"""Settings a resumed run keeps from its first invocation unless its flags are given again: a resume never
-silently leaves plan mode or the sandbox."""
-
-
 def open_run(settings: Settings, task: str | None, resume: str | None, given: set[str]) -> tuple[Run, Settings]:
+    """A new run, or the run to resume with the settings it keeps (ga/runs/trust.py: never relaxed by an edit of its
+    state.json)."""
     if not resume:
-        meta = {k: getattr(settings, k) for k in KEPT}
-        meta["allow_paths"] = [str(p) for p in settings.allow_paths]
-        meta["endpoint"] = {"base_url": settings.base_url, "profile": settings.profile}  # never the key
-        return Run.create(settings.runs_dir, task or "", meta), settings
+        return Run.create(settings.runs_dir, task or "", trust.record(settings)), settings
     run = Run.open(settings.runs_dir, resume)
-    changes = {k: run.state[k] for k in KEPT if k not in given and run.state.get(k) not in (None, "")}
-    if "allow_paths" in changes:
-        changes["allow_paths"] = [Path(p) for p in changes["allow_paths"]]
-    if "workdir" in changes:
-        changes["workdir"] = Path(changes["workdir"])
-        if not changes["workdir"].is_dir():
-            raise ConfigError(f"Run {resume} worked in {changes['workdir']}, which no longer exists: pass --workdir.")
-    run.state.update({k: v for k, v in changes.items() if k in ("mode", "model", "sandbox")})
-    if "model" not in changes:  # a resume's own --model or --profile: the run goes on with it from now on
-        run.state["model"] = settings.model
-    run.state["endpoint"] = {"base_url": settings.base_url, "profile": settings.profile}
-    if "check" in given:  # a check given again replaces the run's own
-        run.state["check"] = settings.check
-    return run, dataclasses.replace(settings, **changes)
+    settings, notice = trust.resumed(run, settings, given, sandbox_default=_sandbox_works)
+    if notice:
+        print(redact(f"ga: {notice}"), file=sys.stderr, flush=True)
+        run.append({"type": "notice", "text": notice})
+    return run, settings
+
+
+def _sandbox_works() -> bool:
+    from tools import sandbox_problem
+
+    return not sandbox_problem()
 
 
 def run_task(settings: Settings, *, task: str | None, resume: str | None = None, answer: str | None = None,

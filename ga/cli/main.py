@@ -242,9 +242,10 @@ def _continue(args: argparse.Namespace, settings: Settings) -> None:
 
 def _remembered(settings: Settings, resume: str) -> dict:
     from ga.runs.folder import Run
+    from ga.runs.trust import remembered_endpoint
 
     try:
-        return Run.open(settings.runs_dir, resume).state.get("endpoint") or {}
+        return remembered_endpoint(Run.open(settings.runs_dir, resume))
     except ConfigError:  # no such run: run_task says so
         return {}
 

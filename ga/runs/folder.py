@@ -23,7 +23,7 @@ from pathlib import Path
 from ga.errors import AgentStop, ConfigError
 from ga.invocation import invocation
 from ga.protocols import Usage
-from ga.runs import liveness
+from ga.runs import liveness, trust
 from ga.tooling.disk import atomic_write, hold_lock, private_folder
 from ga.tooling.encoding import dumps
 from ga.tooling.redact import redact_data
@@ -77,6 +77,7 @@ class Run:
             private_folder(runs_dir)
             folder.mkdir(mode=0o700)
             state = {"task": task, "status": "running", "created": time.time(), **meta, **liveness.owner()}
+            trust.seal(runs_dir, folder.name, state)
             run = cls(folder, {**state, "tool_state": {}})
             run.save_state()
         except OSError as e:
