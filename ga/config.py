@@ -18,13 +18,14 @@ class Settings:
     base_url: str = ""
     """OpenAI-compatible endpoint (OPENAI_BASE_URL or GA_HOME/config.toml), e.g. http://localhost:11434/v1."""
     api_key: str = ""
-    """OPENAI_API_KEY, or config.toml's api_key / api_key_env; local servers accept any non-empty value."""
+    """OPENAI_API_KEY, or config.toml's api_key / api_key_env; "" for a server on this machine (it needs none)."""
     model: str = ""
     """Model name (--model, GA_MODEL or config.toml); "local" (--local) is the embedded model, served by ga itself."""
     profile: str = ""
     """--profile NAME: the [profiles.NAME] table of config.toml in effect ("" for none)."""
     missing_key: str = ""
-    """Why the key configured for the endpoint could not be read (an api_key_env not set in this shell), else ""."""
+    """Why the endpoint has no key (none kept for it, or an api_key_env not set in this shell), whose it is and how
+    to give it; "" when it has one or needs none."""
     home: Path = field(default_factory=lambda: Path("~/.ga").expanduser())
     """GA_HOME: sop/, memory/ and runs/<run_id>/ live here."""
     workdir: Path = field(default_factory=Path.cwd)
@@ -119,18 +120,19 @@ class Settings:
         """Raise a short, actionable error when the model endpoint is not configured."""
         if self.model == "local":
             return  # the embedded model: ga starts its own server (ga/local)
-        if self.base_url and self.model and self.missing_key:
-            raise ConfigError(self.missing_key)
-        missing = [n for n, v in (("OPENAI_BASE_URL", self.base_url), ("OPENAI_API_KEY", self.api_key)) if not v]
-        if not self.model:
-            missing.append("GA_MODEL (or --model)")
-        if missing:
+        if self.base_url and self.missing_key:
+            raise ConfigError(self.missing_key)  # whose key is missing, and how to give it
+        if self.base_url and not self.model:
+            raise ConfigError(f"No model named for {self.base_url}: give --model NAME (or GA_MODEL), or keep it with: "
+                              f"{invocation()} config set model NAME")
+        if not self.base_url:
+            missing = ["OPENAI_BASE_URL (or OPENAI_API_KEY alone, for OpenAI)"] + ([] if self.model else ["GA_MODEL"])
             raise ConfigError(
                 f"No model endpoint configured (missing: {', '.join(missing)}). Either:\n"
                 "  point ga at an OpenAI-compatible server:\n"
-                "    OpenAI:     OPENAI_BASE_URL=https://api.openai.com/v1 OPENAI_API_KEY=sk-... GA_MODEL=gpt-4.1\n"
-                "    Ollama:     OPENAI_BASE_URL=http://localhost:11434/v1 OPENAI_API_KEY=ollama GA_MODEL=qwen3\n"
-                "    llama.cpp:  OPENAI_BASE_URL=http://localhost:8080/v1 OPENAI_API_KEY=none GA_MODEL=qwen\n"
+                "    OpenAI:     OPENAI_API_KEY=sk-... (OpenAI's endpoint; GA_MODEL=gpt-4.1 to choose the model)\n"
+                "    Ollama:     OPENAI_BASE_URL=http://localhost:11434/v1 GA_MODEL=qwen3 (no key on this machine)\n"
+                "    llama.cpp:  OPENAI_BASE_URL=http://localhost:8080/v1 GA_MODEL=qwen\n"
                 f"  or keep it in GA_HOME/config.toml: {invocation()} config set base_url URL (and model, api_key)\n"
                 "  or run the embedded model with --local (or GA_MODEL=local): Qwen2.5-Coder-1.5B on llama.cpp, small "
                 "and slow on a CPU but real. Its first use downloads ~1.1 GB and builds llama.cpp's server (about 10 "
@@ -187,8 +189,10 @@ def load_settings(env: Mapping[str, str] | None = None, *, remembered_url: str =
     home = Path(values.get("home", "~/.ga")).expanduser()  # type: ignore[arg-type]
     found = config_file.resolve(home, env, profile=str(values.get("profile") or ""), remembered_url=remembered_url)
     values.setdefault("model", found.model.value)
+    # a base URL given by the caller (not the file or the environment) comes with its own key
+    missing = found.missing_key if not values.get("base_url") else ""
     values.update(base_url=values.get("base_url") or found.base_url.value,
-                  api_key=values.get("api_key") or found.api_key.value, missing_key=found.missing_key)
+                  api_key=values.get("api_key") or found.api_key.value, missing_key=missing)
     settings = Settings(**values)
     settings.home = Path(settings.home).expanduser().resolve()
     settings.workdir = Path(settings.workdir).expanduser().resolve()

@@ -12,18 +12,26 @@
 Precedence, highest first: flags (--model), the profile chosen with --profile (or the one a resumed run was started
 with), the environment (OPENAI_BASE_URL, GA_MODEL, OPENAI_API_KEY), the endpoint a resumed run remembers, the
 file's top level. A key goes with the endpoint it was configured for: a table's api_key / api_key_env is sent only
-to that table's base_url (so `OPENAI_BASE_URL=… ga` never sends the file's key elsewhere); OPENAI_API_KEY serves
-any endpoint the file gives no key for.
+to that table's base_url (a profile without one: the top level's; a table with none at all: OpenAI's, as a key
+alone means to the openai SDK), so `OPENAI_BASE_URL=… ga` never sends the file's key elsewhere; `config set api_key`
+writes the base_url it is for. OPENAI_API_KEY serves any endpoint the file gives no key for. A key alone, with no
+base URL anywhere, means OpenAI's endpoint (and DEFAULT_MODEL when no model is named); a server on this machine
+(localhost, 127.0.0.0/8, ::1: llama.cpp, Ollama, vLLM) needs no key.
+
+The file is read only when it is a regular file of the user's own, not a symbolic link, and no one else may write it
+(nor read it, when it holds a key): whoever can change it decides where the key goes.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from ga.errors import ConfigError
 from ga.invocation import invocation
@@ -38,6 +46,11 @@ KEYS = ("base_url", "model", "api_key", "api_key_env")
 """What a table may set."""
 PROFILE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+OPENAI_URL = "https://api.openai.com/v1"
+"""The endpoint a key alone is for (the openai SDK's default base URL)."""
+DEFAULT_MODEL = "gpt-4.1-mini"
+"""The model asked of OpenAI's endpoint when none is named: capable with tools, and cheap."""
+NO_KEY = "none needed (a server on this machine)"
 
 
 def path(home: Path) -> Path:
@@ -66,17 +79,10 @@ class Endpoint:
 def read(home: Path) -> dict:
     """The file's tables, checked: {"top": {...}, "profiles": {name: {...}}}; empty when there is no file."""
     file = path(home)
-    try:
-        with open(file, "rb") as f:
-            mode = os.fstat(f.fileno()).st_mode
-            text = f.read().decode("utf-8")
-    except FileNotFoundError:
+    found = load_text(home)
+    if found is None:
         return {"top": {}, "profiles": {}}
-    except NotADirectoryError:
-        raise ConfigError(f"GA_HOME {home} is not a folder: point GA_HOME at a folder (ga makes a missing one)") \
-            from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"Cannot read {file}: {e}") from None
+    text, mode = found
     if mode & (stat.S_IWGRP | stat.S_IWOTH):  # whoever can write it decides where the key goes
         raise ConfigError(f"{file} can be changed by other users (mode {stat.S_IMODE(mode):04o}), who could point ga "
                           f"at their own server: chmod 600 {file}")
@@ -86,6 +92,37 @@ def read(home: Path) -> dict:
         raise ConfigError(f"{file} holds an api_key and other users can read it (mode {stat.S_IMODE(mode):04o}): "
                           f"chmod 600 {file} (config set writes it so), or use api_key_env instead")
     return tables
+
+
+def load_text(home: Path) -> tuple[str, int] | None:
+    """The file's text and mode, or None when there is none; a ConfigError when it is not a regular file of the
+    user's own reached directly (a symbolic link, another user's file, a FIFO that would hang every run)."""
+    file = path(home)
+    try:
+        fd = os.open(file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except NotADirectoryError:
+        raise ConfigError(f"GA_HOME {home} is not a folder: point GA_HOME at a folder (ga makes a missing one)") \
+            from None
+    except OSError as e:
+        if os.path.islink(file):
+            raise ConfigError(f"{file} is a symbolic link (to {os.readlink(file)}): ga reads its endpoint and key "
+                              f"only from a file of its own there, never through a link. Replace the link with a "
+                              f"copy of the file (or move the file there).") from None
+        raise ConfigError(f"Cannot read {file}: {e.strerror or e}") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise ConfigError(f"{file} is not a regular file: remove it, then {invocation()} config set KEY VALUE")
+        if st.st_uid != os.getuid():
+            raise ConfigError(f"{file} belongs to another user (uid {st.st_uid}), who decides where ga's key would "
+                              f"go: remove it, or set GA_HOME to a folder of your own.")
+        os.set_blocking(f.fileno(), True)
+        try:
+            return f.read().decode("utf-8"), st.st_mode
+        except (OSError, UnicodeDecodeError) as e:
+            raise ConfigError(f"Cannot read {file}: {e}") from None
 
 
 def parse(text: str, file: Path) -> dict:
@@ -140,21 +177,46 @@ def resolve(home: Path, env: Mapping[str, str], *, profile: str = "", remembered
                 where = {"env": "OPENAI_BASE_URL" if name == "base_url" else "GA_MODEL"}.get(source, source)
                 setattr(found, name, Setting(value=table[name], source=where))
                 break
+    if not found.base_url.value:  # a key alone means OpenAI's endpoint, as it does to the openai SDK
+        if not (env.get("OPENAI_API_KEY") or any(t.get("api_key") or t.get("api_key_env") for t in (own, top))):
+            return found  # nothing configured at all
+        found.base_url = Setting(value=OPENAI_URL, source="OpenAI's (a key without a base URL)")
     _key(found, own, top, env)
+    if not found.model.value and found.base_url.value.rstrip("/") == OPENAI_URL:
+        found.model = Setting(value=DEFAULT_MODEL, source="OpenAI's default in ga")
     return found
+
+
+def is_local(url: str) -> bool:
+    """A server on this machine (localhost, 127.0.0.0/8, ::1), which needs no key: llama.cpp, Ollama, vLLM."""
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        return False
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def paired_url(table: dict, top: dict) -> str:
+    """The base URL a table's key is for: its own base_url, else (a profile) the top level's, else OpenAI's."""
+    return (table.get("base_url") or top.get("base_url") or OPENAI_URL).rstrip("/")
 
 
 def _key(found: Endpoint, own: dict, top: dict, env: Mapping[str, str]) -> None:
     """The first key that goes with the endpoint in effect: the profile's own, OPENAI_API_KEY when the endpoint came
-    from the environment, the top level's, then OPENAI_API_KEY. A table's key goes only to the table's base_url (a
-    profile without one inherits the top level's); a table without any base_url gives its key to any endpoint."""
+    from the environment, the top level's, then OPENAI_API_KEY. A table's key goes only to the URL it is paired with
+    (paired_url); none found: a server on this machine needs none, any other endpoint's missing key is said."""
     url = found.base_url.value.rstrip("/")
     env_key = {"api_key": env.get("OPENAI_API_KEY", "")}
-    candidates = [(own, own.get("base_url") or top.get("base_url", ""), f"profile {found.profile}"),
+    candidates = [(own, paired_url(own, top), f"profile {found.profile}"),
                   (env_key if found.base_url.source == "OPENAI_BASE_URL" else {}, "", "OPENAI_API_KEY"),
-                  (top, top.get("base_url", ""), FILE), (env_key, "", "OPENAI_API_KEY")]
+                  (top, paired_url(top, {}), FILE), (env_key, "", "OPENAI_API_KEY")]
     for table, paired, source in candidates:
-        if not (table.get("api_key") or table.get("api_key_env")) or (paired and paired.rstrip("/") != url):
+        if not (table.get("api_key") or table.get("api_key_env")) or (paired and paired != url):
             continue
         if table.get("api_key"):
             named = source if table is env_key else f"api_key ({source})"
@@ -166,6 +228,24 @@ def _key(found: Endpoint, own: dict, top: dict, env: Mapping[str, str]) -> None:
             found.missing_key = (f"The key for {url or 'the endpoint'} is read from ${name} (api_key_env in "
                                  f"{source}), which is not set in this shell.")
         return
+    if is_local(url):
+        found.api_key = Setting(source=NO_KEY)
+        return
+    found.missing_key = _no_key(found, [(t, s) for t, _, s in candidates if t is not env_key and t is not None], top)
+
+
+def _no_key(found: Endpoint, tables: list[tuple[dict, str]], top: dict) -> str:
+    """Whose key is missing, and how to give it."""
+    url, source, profile = found.base_url.value, found.base_url.source, found.profile
+    whose = {"OPENAI_BASE_URL": "from OPENAI_BASE_URL in this shell", "the run": "the endpoint this run started with",
+             FILE: f"base_url in {FILE}"}.get(source, f"the endpoint of {source}" if source.startswith("profile ")
+                                              else source)
+    flag = f" --profile {profile}" if profile else ""
+    elsewhere = [f"{where}'s key is kept for {paired_url(t, top)}" for t, where in tables
+                 if t.get("api_key") or t.get("api_key_env")]
+    note = f" ({'; '.join(elsewhere)}, and is sent only there)" if elsewhere else ""
+    return (f"No API key for {url} ({whose}){note}. Keep one for it with: {invocation()} config set api_key{flag} "
+            "(it asks for the key), or set OPENAI_API_KEY in this shell.")
 
 
 def masked(key: str) -> str:

@@ -79,6 +79,12 @@ def show(home: Path, profile: str, *, as_json: bool) -> int:
 
 
 def _value(args: argparse.Namespace) -> str:
+    if args.value is not None and args.key == "api_key":  # refused: it is in the shell's history already
+        raise ConfigError(f"config set api_key takes the key unseen, not on the command line, where the shell's "
+                          "history keeps it (remove that line from it, and consider the key seen). Run "
+                          f"`{invocation()} config set api_key` and type it at the prompt, or pipe it in: `printf %s "
+                          f"\"$KEY\" | {invocation()} config set api_key`; or name a variable that holds it: "
+                          "config set api_key_env NAME.")
     if args.value is not None:
         value = args.value
     elif args.key != "api_key":
@@ -104,9 +110,10 @@ def change(home: Path, key: str, value: str | None, profile: str) -> int:
     if profile and not config_file.PROFILE.fullmatch(profile):
         raise ConfigError(f"profile name {profile!r}: use letters, digits, '_' and '-'")
     file = config_file.path(home)
+    found = config_file.load_text(home)  # refused: a link, another user's file
     try:
-        document = tomlkit.parse(file.read_text(encoding="utf-8")) if file.exists() else tomlkit.document()
-    except (OSError, UnicodeDecodeError, tomlkit.exceptions.TOMLKitError) as e:
+        document = tomlkit.parse(found[0]) if found else tomlkit.document()
+    except tomlkit.exceptions.TOMLKitError as e:
         raise ConfigError(f"Cannot change {file}: {e}") from None
     table = _table(document, profile, create=value is not None)
     where = f"[profiles.{profile}]" if profile else "the top level"
@@ -116,6 +123,9 @@ def change(home: Path, key: str, value: str | None, profile: str) -> int:
             print(f"{key} is not set in {where} of {file}.")
             return 0
         del table[key]
+        if key == "base_url" and (table.get("api_key") or table.get("api_key_env")):
+            top = {} if table is document else {"base_url": document.get("base_url")}
+            note = f"; the key in this table now goes to {config_file.paired_url(table, top)}"
         if profile and not table:
             del document["profiles"][profile]
     else:
@@ -124,6 +134,7 @@ def change(home: Path, key: str, value: str | None, profile: str) -> int:
             del table[other]
             note = f" ({other} removed: a table gives one or the other)"
         table[key] = value
+        note += _pair_key(document, table, key)
     text = tomlkit.dumps(document)
     config_file.parse(text, file)  # what is written reads back as valid, or nothing is written
     private_folder(home)
@@ -132,6 +143,19 @@ def change(home: Path, key: str, value: str | None, profile: str) -> int:
     print(f"{'Set' if value is not None else 'Removed'} {key}{f' = {shown}' if value else ''} in {where} of "
           f"{file}{note}.")
     return 0
+
+
+def _pair_key(document, table, key: str) -> str:  # tomlkit's containers
+    """A key is kept with the base URL it is for (the one in effect here), so it is never sent elsewhere: written
+    into a table that has none of its own when a key is set, said when a table's base URL changes under its key."""
+    if key in ("api_key", "api_key_env") and not table.get("base_url"):
+        top = document.get("base_url") if table is not document else None
+        url = top or os.environ.get("OPENAI_BASE_URL") or config_file.OPENAI_URL
+        table["base_url"] = url
+        return f"; base_url = {url} written with it: the key is sent only there (change: config set base_url URL)"
+    if key == "base_url" and (table.get("api_key") or table.get("api_key_env")):
+        return f"; the key in this table now goes to {table['base_url']}"
+    return ""
 
 
 def _table(document: object, profile: str, *, create: bool):  # tomlkit's containers

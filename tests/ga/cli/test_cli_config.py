@@ -74,9 +74,9 @@ def test_a_profile_is_chosen_with_the_flag_and_the_environment_overrides_the_top
 
 def test_the_files_key_is_never_sent_to_another_endpoint(home, workspace):
     write_config(home, f'base_url = "{DEAD}"\nmodel = "m"\napi_key = "sk-for-dead"\n')
-    with ScriptedServer([]) as server:
-        proc = ga(["Hello"], None, home, workspace, OPENAI_BASE_URL=server.url)
-    assert proc.returncode == 2 and "missing: OPENAI_API_KEY" in proc.stderr, proc.stderr
+    proc = ga(["Hello"], None, home, workspace, OPENAI_BASE_URL="https://elsewhere.example.test/v1")
+    assert proc.returncode == 2 and "No API key for https://elsewhere.example.test/v1" in proc.stderr, proc.stderr
+    assert f"config.toml's key is kept for {DEAD}" in proc.stderr
 
 
 def test_a_paused_run_resumes_from_a_shell_with_nothing_set(home, workspace):
