@@ -260,9 +260,9 @@ def detach_run(argv: list[str], args: argparse.Namespace) -> int:
     """--detach: the same command in the background; prints the run id (or --json's object) and returns."""
     from ga.runs.detach import DetachFailed, spawn
 
-    given = piped.read_all() if piped.kind() else None  # the child reads it as this process would have
+    given, env = piped.read_all().for_child() if piped.kind() else (None, None)  # read as this process would
     try:  # what the child says before its run exists (an error, --local's provisioning) shows as it comes
-        run_id, _ = spawn([a for a in argv if a != "--detach"], echo=sys.stderr, timeout=None, stdin=given)
+        run_id, _ = spawn([a for a in argv if a != "--detach"], echo=sys.stderr, timeout=None, stdin=given, env=env)
     except DetachFailed as e:
         if not e.shown:
             print(f"ga: {e}", file=sys.stderr)

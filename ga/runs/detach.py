@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 from ga.invocation import child_env, ga_command
 from ga.runs.folder import Run
@@ -46,18 +46,19 @@ def _feed(proc: subprocess.Popen, data: bytes) -> None:
 
 def spawn(args: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None,
           echo: TextIO | None = None, timeout: float | None = START_TIMEOUT,
-          stdin: bytes | None = None) -> tuple[str, subprocess.Popen]:
+          stdin: bytes | BinaryIO | None = None) -> tuple[str, subprocess.Popen]:
     """Start `ga run ARGS` in the background; return its run id (and the process, for callers that reap it).
 
     What the child says before its run exists (errors, --local's provisioning) is collected, and shown on `echo`
     as it comes; a child that has not made its run within `timeout` seconds is killed (None: wait, as a user can).
-    `stdin`: what the child reads on its stdin (input piped to the parent), else nothing.
+    `stdin`: what the child reads on its stdin (input piped to the parent: bytes, or a file it reads itself), else
+    nothing.
     """
     command = [*ga_command(), "run", CHILD_FLAG, *args]
-    proc = subprocess.Popen(command, cwd=cwd, env=child_env(env), stdin=subprocess.DEVNULL if stdin is None
-                            else subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            start_new_session=True, close_fds=True)
-    if stdin is not None:  # written beside the reading below: a large input must not block on a full pipe
+    given = subprocess.DEVNULL if stdin is None else subprocess.PIPE if isinstance(stdin, bytes) else stdin
+    proc = subprocess.Popen(command, cwd=cwd, env=child_env(env), stdin=given, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True, close_fds=True)
+    if isinstance(stdin, bytes):  # written beside the reading below: a large input must not block on a full pipe
         threading.Thread(target=_feed, args=(proc, stdin), daemon=True).start()
     timer = threading.Timer(timeout, proc.kill) if timeout else None
     if timer:

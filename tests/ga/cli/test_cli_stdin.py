@@ -114,3 +114,41 @@ def test_an_answer_can_come_on_stdin(home, workspace):
         answered = server.requests[1]["messages"][-1]["content"]
     assert paused.returncode == 3 and resumed.returncode == 0, paused.stderr + resumed.stderr
     assert "b.txt, the newer one" in json.dumps(answered)
+
+
+def test_an_endless_pipe_is_read_up_to_a_cap_in_bounded_memory(home, workspace):
+    """`yes | ga "..."` read 4.8 GiB into memory in 15 s: now LIMIT bytes at most, all but the first MEMORY of them
+    on disk, and the model is told the input was cut. (The address-space limit keeps a regression from taking the
+    machine down: it fails with a MemoryError instead.)"""
+    import resource
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+    with ScriptedServer([{"content": "it says y"}]) as server:
+        yes = subprocess.Popen(["yes"], stdout=subprocess.PIPE)
+        try:
+            proc = subprocess.run([sys.executable, RUN_PY, "what is this?"], cwd=workspace, stdin=yes.stdout,
+                                  env=ga_env(server, home), capture_output=True, text=True, timeout=120,
+                                  preexec_fn=limited, check=False)
+        finally:
+            yes.kill()
+            yes.wait()
+        sent = task_sent(server) if server.requests else ""
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "cut at 64 MiB" in sent and "y\ny\n" in sent
+    saved = only_run(home) / "stdin.txt"
+    assert saved.stat().st_size == 64 << 20 and f"all of what was read is in {saved}" in sent
+
+
+def test_a_detached_run_gets_an_input_too_large_for_memory_whole(home, workspace):
+    text = "".join(f"line {i:07d} of a long log\n" for i in range(400_000)) + "FATAL: at the very end\n"  # ~10 MiB
+    with ScriptedServer([{"content": "read it"}]) as server:
+        proc = piped(["explain", "--detach", "--no-sandbox"], text, server, home, workspace)
+        waited = subprocess.run([sys.executable, RUN_PY, "tail", proc.stdout.strip()], env=ga_env(server, home),
+                                cwd=workspace, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+                                check=False)
+        sent = task_sent(server)
+    assert proc.returncode == 0 and waited.returncode == 0, proc.stderr + waited.stderr
+    assert "FATAL: at the very end" in sent and "400,001 lines" in sent and "cut" not in sent
+    assert (only_run(home) / "stdin.txt").read_text() == text
