@@ -1,8 +1,8 @@
 """A task's local web site: environment/site/ served on 127.0.0.1 for one trial; form posts are logged for the checker.
 
 GET serves files (index.html for a folder). POST to any path appends {"path", "form", "t"} to the log (a JSON
-line) and answers with the page of the same path (path.html or path/index.html) when there is one, else a short
-confirmation page.
+line; kept in memory too, for the checker) and answers with the page of the same path (path.html or
+path/index.html) when there is one, else a short confirmation page.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from urllib.parse import parse_qs
 
 
 class _SiteHandler(SimpleHTTPRequestHandler):
-    def __init__(self, *args, directory: str, post_log: Path, **kwargs):
-        self.post_log = post_log
+    def __init__(self, *args, directory: str, post_log: Path, posts: list[str], **kwargs):
+        self.post_log, self.posts = post_log, posts
         super().__init__(*args, directory=directory, **kwargs)
 
     def log_message(self, format: str, *args: object) -> None:
@@ -38,8 +38,10 @@ class _SiteHandler(SimpleHTTPRequestHandler):
         else:
             form = {k: v[0] if len(v) == 1 else v for k, v in parse_qs(raw, keep_blank_values=True).items()}
         path = self.path.split("?")[0]
+        line = json.dumps({"path": path, "form": form, "t": time.time()}, ensure_ascii=False) + "\n"
+        self.posts.append(line)  # what the checker gets: the file beside the workspace is the agent's to write too
         with open(self.post_log, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"path": path, "form": form, "t": time.time()}, ensure_ascii=False) + "\n")
+            f.write(line)
         root = Path(self.directory)
         page = next((p for p in (root / (path.strip("/") + ".html"), root / path.strip("/") / "index.html")
                      if path.strip("/") and p.is_file()), None)
@@ -56,6 +58,8 @@ class Site:
 
     def __init__(self, root: Path, post_log: Path):
         self.root, self.post_log = root, post_log
+        self.posts: list[str] = []
+        """The posts received, as JSON lines, kept in memory for the checker."""
         self._httpd: ThreadingHTTPServer | None = None
 
     @property
@@ -67,7 +71,7 @@ class Site:
     def __enter__(self) -> Site:
         self.post_log.parent.mkdir(parents=True, exist_ok=True)
         self.post_log.touch()
-        handler = partial(_SiteHandler, directory=str(self.root), post_log=self.post_log)
+        handler = partial(_SiteHandler, directory=str(self.root), post_log=self.post_log, posts=self.posts)
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
         self._httpd.block_on_close = False

@@ -149,7 +149,7 @@ def _run_with_services(job: Job, task: Task, folder: Path, *, workspace: Path, e
     """The site, the setup, the upstream and the proxy around the agent, then the checker and the ATIF export."""
     config = job.config
     with ExitStack() as stack:
-        site_url = ""
+        site_url, site = "", None
         if task.has_site:
             site = stack.enter_context(Site(task.path / "environment" / "site", folder / "logs" / SITE_POSTS))
             site_url = site.url
@@ -180,7 +180,7 @@ def _run_with_services(job: Job, task: Task, folder: Path, *, workspace: Path, e
             ran = _run_agent(adapter, ctx)
         proxy.close()  # before the totals: what the agent left waiting on the model is metered too
         totals = proxy.totals()
-        verdict = verify(ctx)
+        verdict = verify(ctx, site.posts if site is not None else None)
         atif.export(folder / "trajectory.atif.json", proxy.exchanges, agent=job.agent,
                     version=getattr(adapter, "version", ""), model=config.model,
                     session=f"{job.agent}-{task.name}-{job.trial}", instruction=ctx.instruction)
