@@ -7,12 +7,18 @@ import argparse
 import os
 import signal
 import sys
+import textwrap
 from pathlib import Path
 
 from ga.errors import ConfigError
 from ga.invocation import invocation
 
 EXIT_USAGE, EXIT_INTERRUPTED = 2, 130
+TRUST = ("What the bench trusts: a suite's setup (task.toml), its checker (tests/test.sh) and its solution "
+         "(solve.sh, the oracle) run on this machine as you, outside any sandbox, and so do the agents (ga in its own "
+         "sandbox when bubblewrap works): run only suites you trust. A Dask scheduler runs what it is sent and the "
+         "bench loads what it sends back (pickles): use one you trust; dask:// (tcp://) is neither encrypted nor "
+         "authenticated, tls:// with --tls-ca-file, --tls-cert and --tls-key is both.")
 TOOLS = ("report", "install", "agents")
 """`bench WORD ...` for these words is that tool, not a suite named WORD."""
 
@@ -27,14 +33,20 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=f"{invocation()} bench", description="Run agents on a task suite through one metering proxy; write "
         "results.jsonl (resumable), report.html, PNG charts and ATIF trajectories.",
-        epilog="Also: `bench report DIR` (rewrite the report), `bench install AGENT`, `bench agents`.")
+        epilog="\n\n".join(textwrap.fill(t, 79) for t in (
+            "Also: `bench report DIR` (rewrite the report), `bench install AGENT`, `bench agents`.", TRUST)),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("suite", type=Path, help="a folder of tasks (or one task folder)")
     p.add_argument("--agents", default="ga", help="comma-separated: ga, oracle, nop, mini-swe-agent, pi, ... or a "
                    "path to an agent config (.toml); the first is the reference for win/tie/loss (default: ga)")
     p.add_argument("--trials", type=int, default=1, help="trials per agent and task (default 1)")
     p.add_argument("--workers", type=int, default=1, help="trials at once (default 1: a local model serves one)")
     p.add_argument("--out", type=Path, help="results folder (default bench/out/SUITE-NAME); rerun to resume")
-    p.add_argument("--executor", default="local", help="local (a process pool) or dask://HOST:PORT")
+    p.add_argument("--executor", default="local", help="local (a process pool), dask://HOST:PORT (plain TCP) or "
+                   "tls://HOST:PORT (with the three --tls-* files)")
+    for flag, what in (("--tls-ca-file", "the CA that signed the scheduler's certificate"),
+                       ("--tls-cert", "this client's certificate"), ("--tls-key", "its private key")):
+        p.add_argument(flag, metavar="PEM", help=f"with --executor tls://: {what}")
     p.add_argument("--model", help="model name for every agent (default: $GA_MODEL)")
     p.add_argument("--upstream", help="the real OpenAI-compatible endpoint (default: $OPENAI_BASE_URL), or "
                    "`scripted`: each task's scripted/AGENT.json answers (offline)")
@@ -160,7 +172,10 @@ def _bench(args: argparse.Namespace) -> int:
     if not args.no_report:
         charts.check_available()
     runner.check_out_folder(config.out, config)
-    executor = make_executor(args.executor, args.workers)
+    files = (args.tls_ca_file, args.tls_cert, args.tls_key)
+    if any(files) and not all(files):
+        raise ConfigError("give all three of --tls-ca-file, --tls-cert and --tls-key")
+    executor = make_executor(args.executor, args.workers, tls=files if all(files) else None)
     print(f"ga bench: {len(tasks)} tasks × {', '.join(agents)} × {args.trials} trials → {config.out}",
           file=sys.stderr)
     previous = signal.signal(signal.SIGTERM, _terminated)

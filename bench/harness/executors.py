@@ -1,8 +1,13 @@
-"""Where jobs run: a local process pool (the default), or a Dask distributed cluster (--executor dask://HOST:PORT).
+"""Where jobs run: a local process pool (the default), or a Dask distributed cluster (--executor dask://HOST:PORT,
+or tls://HOST:PORT with certificates).
 
 Both hand back concurrent.futures-style futures; the runner waits on them as they complete. Dask workers need ga
 importable and the suite and output folder at the same paths as here (a shared file system): a job reads its
 task from disk and writes its trial folder there; only the result rows travel back.
+
+The bench trusts its scheduler: Dask sends pickles both ways, so whoever answers at the address runs code in the
+bench and on the workers. A dask:// (tcp://) link is neither encrypted nor authenticated; tls:// with a CA, a
+certificate and a key (the scheduler and workers started with the same --tls-* options) is both.
 """
 
 from __future__ import annotations
@@ -102,7 +107,7 @@ class DaskExecutor:
     """Jobs on a Dask distributed cluster: a scheduler address, or a Client the caller made (e.g. on a LocalCluster).
     Each job is pure=False (a trial is never a cached result) and retried by nobody: a failure is a failed row."""
 
-    def __init__(self, address: str | None = None, client: Any = None, timeout: float = 10):
+    def __init__(self, address: str | None = None, client: Any = None, timeout: float = 10, security: Any = None):
         try:
             from distributed import Client
         except ImportError:
@@ -110,7 +115,7 @@ class DaskExecutor:
                               "(or pip install -r requirements-bench.txt)") from None
         self._own = client is None
         try:
-            self.client = client or Client(address, timeout=timeout)
+            self.client = client or Client(address, timeout=timeout, security=security)
         except OSError as e:
             raise ConfigError(f"No Dask scheduler at {address}: {e}. Start one with `dask scheduler` and workers "
                               "with `dask worker HOST:PORT`.") from None
@@ -134,12 +139,35 @@ class DaskExecutor:
         self.close()  # the scheduler cancels the jobs of a client that leaves
 
 
-def make_executor(spec: str, workers: int) -> Executor:
-    """`local` (default) or `dask://HOST:PORT` (also tcp://HOST:PORT)."""
+def make_executor(spec: str, workers: int, tls: tuple[str, str, str] | None = None) -> Executor:
+    """`local` (default), `dask://HOST:PORT` (also tcp://HOST:PORT), or `tls://HOST:PORT` with `tls`: the CA file,
+    the client certificate and its key (PEM), else Dask's own distributed.comm.tls settings."""
+    if tls and not spec.startswith("tls://"):
+        raise ConfigError("--tls-ca-file, --tls-cert and --tls-key go with --executor tls://HOST:PORT")
     if spec in ("", "local"):
         return LocalExecutor(workers)
     if spec.startswith("dask://"):
         return DaskExecutor("tcp://" + spec.removeprefix("dask://"))
     if spec.startswith("tcp://"):
         return DaskExecutor(spec)
-    raise ConfigError(f"--executor {spec!r}: use local or dask://HOST:PORT")
+    if spec.startswith("tls://"):
+        return DaskExecutor(spec, security=_security(tls))
+    raise ConfigError(f"--executor {spec!r}: use local, dask://HOST:PORT or tls://HOST:PORT")
+
+
+def _security(files: tuple[str, str, str] | None) -> Any:
+    try:
+        from distributed.security import Security
+    except ImportError:
+        raise ConfigError('--executor tls:// needs Dask: pip install "dask[distributed]"') from None
+    if files is None:
+        security = Security(require_encryption=True)  # from Dask's config (DASK_DISTRIBUTED__COMM__TLS__...)
+        if not (security.tls_ca_file and security.tls_client_cert):
+            raise ConfigError("--executor tls:// needs --tls-ca-file, --tls-cert and --tls-key (PEM files: the CA "
+                              "that signed the scheduler's certificate, this client's certificate and its key)")
+        return security
+    for path in files:
+        if not os.path.isfile(path):
+            raise ConfigError(f"TLS file {path} is not there")
+    ca, cert, key = files
+    return Security(tls_ca_file=ca, tls_client_cert=cert, tls_client_key=key, require_encryption=True)

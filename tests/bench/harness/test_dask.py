@@ -37,7 +37,7 @@ def test_two_trials_run_on_a_local_cluster(tmp_path):
 
 
 def test_executor_specs():
-    with pytest.raises(ConfigError, match="use local or dask://HOST:PORT"):
+    with pytest.raises(ConfigError, match="use local, dask://HOST:PORT or tls://HOST:PORT"):
         make_executor("ray://x", 1)
     with pytest.raises(ConfigError, match=r"No Dask scheduler at tcp://127\.0\.0\.1:9"):
         DaskExecutor("tcp://127.0.0.1:9", timeout=1)
