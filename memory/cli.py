@@ -19,6 +19,7 @@ from pathlib import Path
 from ga.config import Settings, load_settings
 from ga.errors import ConfigError
 from ga.invocation import invocation
+from ga.tooling.screen import clean, escaped_json
 from memory.index import marks, refresh
 from sop import ledger, retrieval, store, transfer
 from sop.library import Library, install_seeds, load, remove, save
@@ -84,7 +85,7 @@ def list_sops(settings: Settings, args: argparse.Namespace) -> int:
              **{k: s.metadata.get(k, "") for k in ("last_success", "last_failure", "runs", "source")}}
             for s in [*lib.skills, *lib.archived]]
     if args.json:
-        print(json.dumps(rows, ensure_ascii=False, indent=1))
+        print(escaped_json(json.dumps(rows, ensure_ascii=False, indent=1)))
         return EXIT_OK
     if not rows:
         print(f"No SOPs yet in {store.sop_dir(settings.home)}.")
@@ -92,8 +93,8 @@ def list_sops(settings: Settings, args: argparse.Namespace) -> int:
         flag = f" [{', '.join(r['marks'])}]" if r["marks"] else ""
         flag += f" [{r['status']}]" if r["status"] not in ("ok", "flagged") else ""
         where = "" if r["origin"] == "home" else f" ({r['origin']}: {r['path']})"
-        print(f"{r['name']}{flag}{where}  uses {r['uses'] or 0}, ok {r['successes'] or 0}, "
-              f"failed {r['failures'] or 0}\n    {r['description'][:150]}")
+        print(clean(f"{r['name']}{flag}{where}  uses {r['uses'] or 0}, ok {r['successes'] or 0}, "
+                    f"failed {r['failures'] or 0}\n    {r['description'][:150]}"))  # shown, never obeyed
     return EXIT_OK
 
 
@@ -111,7 +112,7 @@ def show(settings: Settings, args: argparse.Namespace) -> int:
     skill = _find(settings, args.name)
     if skill is None:
         return EXIT_FAILED
-    print(f"# {skill.path} ({skill.origin})\n{skill.path.read_text(encoding='utf-8')}", end="")
+    print(clean(f"# {skill.path} ({skill.origin})\n{skill.path.read_text(encoding='utf-8')}"), end="")
     return EXIT_OK
 
 
@@ -138,12 +139,12 @@ def search(settings: Settings, args: argparse.Namespace) -> int:
              "evidence": round(m.evidence, 3),
              "bm25": round(m.bm25, 3), "words": m.words, "marks": marks(s), "path": str(s.path)} for s, m in found]
     if args.json:
-        print(json.dumps(rows, ensure_ascii=False))
+        print(escaped_json(json.dumps(rows, ensure_ascii=False)))
     elif not rows:
         print("No SOP fits this task: a run of it would list none.")
     for r in rows if not args.json else []:
         flag = f" [{', '.join(r['marks'])}]" if r["marks"] else ""
-        print(f"{r['name']}{flag}  ({r['score']})\n    {r['description']}")
+        print(clean(f"{r['name']}{flag}  ({r['score']})\n    {r['description']}"))
         if args.verbose:
             print(f"    {_why(r)}")
     return EXIT_OK
@@ -164,11 +165,11 @@ def _search_runs(settings: Settings, args: argparse.Namespace) -> int:
     rows = [{"run_id": paths[m.index].stem, "summary": texts[m.index].strip(), "score": round(m.score, 3)}
             for m in found]
     if args.json:
-        print(json.dumps(rows, ensure_ascii=False))
+        print(escaped_json(json.dumps(rows, ensure_ascii=False)))
     elif not rows:
         print("No archived run matches.")
     for r in rows if not args.json else []:
-        print(f"{r['run_id']}  ({r['score']})\n    {r['summary'][:300]}")
+        print(clean(f"{r['run_id']}  ({r['score']})\n    {r['summary'][:300]}"))
     return EXIT_OK
 
 

@@ -31,6 +31,13 @@ def clean(text: str) -> str:
     return CONTROLS.sub(REPLACEMENT, text)
 
 
+def escaped_json(text: str) -> str:
+    """JSON text (json.dumps with ensure_ascii=False) with what `clean` would replace written as \\u escapes: C1
+    controls, bidi overrides and lone surrogates are left raw by json.dumps, and can only sit inside its strings
+    (JSON's own syntax is ASCII). The same data, nothing a terminal obeys."""
+    return CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def unfinished_suffix(text: str) -> str:
     """The end of a chunk that must wait for the next one: a trailing \\r (maybe \\r\\n) or half an escape
     sequence (an OSC title or clipboard string without its terminator yet, `ESC [3` without its final byte)."""

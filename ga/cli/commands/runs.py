@@ -17,6 +17,7 @@ from ga.config import load_settings
 from ga.invocation import invocation
 from ga.runs.folder import read_state, run_ids
 from ga.runs.listing import describe
+from ga.tooling.screen import clean, escaped_json
 
 STATUSES = ("done", "failed", "paused", "limit", "interrupted", "running", "crashed", "stalled")
 SHOWN = 20
@@ -96,7 +97,7 @@ def table(rows: list[dict], now: float) -> str:
             status += " ✓" if r["verified"] else " ✗"  # verified by --check, or not: the last step failed
         head = (f"{r['run_id']:<22}  {status:<13} {_age(max(0, now - float(r['created'] or now))):>4} "
                 f"{r['turns']:>5} {_tokens(r['tokens']):>7}  ")
-        task = " ".join(str(r["task"]).split())
+        task = " ".join(clean(str(r["task"])).split())  # shown, never obeyed by the terminal
         room = max(10, width - len(head))
         lines.append(head + (task if len(task) <= room else task[: room - 1] + "…"))
     return "\n".join(lines)
@@ -114,7 +115,7 @@ def main(argv: list[str]) -> int:
     limit = args.limit if args.limit is not None else (0 if args.json else SHOWN)
     rows, total = collect(runs_dir, args.status, max(0, limit), args.stalled_after * 60)
     if args.json:
-        print(json.dumps(rows, ensure_ascii=False))
+        print(escaped_json(json.dumps(rows, ensure_ascii=False)))
         return 0
     if not rows:
         print(f"No runs{' with that status' if args.status else ''} in {runs_dir}.", file=sys.stderr)

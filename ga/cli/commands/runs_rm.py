@@ -20,6 +20,7 @@ from ga.jobs.job import parse_every
 from ga.runs.folder import read_state, resolve_id, run_ids
 from ga.runs.liveness import effective_status, last_progress
 from ga.tooling.disk import hold_lock
+from ga.tooling.screen import clean
 
 STATUSES = ("done", "failed", "paused", "limit", "interrupted", "crashed")
 """What a run that is not running may be."""
@@ -51,7 +52,7 @@ def _human(n: int) -> str:
 
 
 def _line(folder: Path, state: dict, status: str, size: int) -> str:
-    task = " ".join(str(state.get("task", "")).split())
+    task = " ".join(clean(str(state.get("task", ""))).split())
     return f"{folder.name}  {status:<11} {_human(size):>9}  {task[:60] + ('…' if len(task) > 60 else '')}"
 
 

@@ -14,6 +14,7 @@ from ga.cli.next_steps import resume
 from ga.invocation import invocation
 from ga.runs.folder import Run, read_state
 from ga.runs.listing import describe
+from ga.tooling.screen import clean, escaped_json
 
 FILE_TOOLS = ("file_write", "file_patch")
 ANSWER_LINES = 6
@@ -117,5 +118,6 @@ def text(d: dict) -> str:
 def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
     d = details(run_folder(args.run_id))
-    print(json.dumps(d, ensure_ascii=False) if args.json else text(d))
+    # what the run's task, answer and files say is shown, never obeyed by the terminal (OSC 52, clear-screen...)
+    print(escaped_json(json.dumps(d, ensure_ascii=False)) if args.json else clean(text(d)))
     return 0

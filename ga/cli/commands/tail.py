@@ -17,6 +17,7 @@ from ga.invocation import invocation
 from ga.runs.detach import OUTPUT
 from ga.runs.folder import read_state
 from ga.runs.liveness import EXIT_CODES, effective_status, process_alive
+from ga.tooling.screen import clean, one_line
 
 POLL = 0.1
 
@@ -43,22 +44,21 @@ class Follower:
 
 
 def render(line: bytes) -> str:
-    """One trajectory event as a progress line ("" for events not worth one)."""
+    """One trajectory event as a progress line ("" for events not worth one), its text shown, never obeyed."""
     try:
         event = json.loads(line)
     except ValueError:
         return ""
     kind = event.get("type")
     if kind == "message" and event["message"].get("role") == "assistant":
-        text = " ".join(str(event["message"].get("content") or "").split())
-        return text[:300]
+        return one_line(str(event["message"].get("content") or ""), 300)
     if kind == "result":
-        head = next(iter(str(event.get("content", "")).splitlines()), "")[:160]
-        return f"{'✗' if event.get('is_error') else '✓'} {event.get('name')}: {head}"
+        head = next(iter(clean(str(event.get("content", ""))).splitlines()), "")[:160]
+        return one_line(f"{'✗' if event.get('is_error') else '✓'} {event.get('name')}: {head}", 400)
     if kind == "stage":
-        return f"! escalation stage {event.get('stage')}: {event.get('reason')}"
+        return one_line(f"! escalation stage {event.get('stage')}: {event.get('reason')}", 400)
     if kind in ("status", "notice"):
-        return f"· {event.get('status', '')} {event.get('message') or event.get('text') or ''}".rstrip()
+        return one_line(f"· {event.get('status', '')} {event.get('message') or event.get('text') or ''}", 2000)
     return ""
 
 
@@ -85,8 +85,8 @@ def _follow(folder: Path, detached: bool, source: Follower) -> int:
         state = read_state(folder) or {}
         running = process_alive(state, folder)  # read before the output: what it printed last is then in the file
         data = source.read(final=not running)
-        if detached:
-            out.write(data)
+        if detached:  # whole lines: an escape sequence is never split between two reads
+            out.write(clean(data.decode("utf-8", errors="replace")).encode())
         else:
             out.write("".join(f"{text}\n" for raw in data.splitlines() if (text := render(raw))).encode())
         out.flush()
