@@ -198,6 +198,9 @@ def import_skills(settings: Settings, args: argparse.Namespace) -> int:
         print(f"ga memory: no SKILL.md in {args.dir} (give a skill folder, or a folder of skill folders); "
               "nothing imported.", file=sys.stderr)
         return EXIT_FAILED
+    if too_many := transfer.over_capacity({s.name for s in load(settings.home).own()}, [s.name for s in sources]):
+        print(f"ga memory: nothing imported: {too_many}", file=sys.stderr)
+        return EXIT_FAILED
     with _staging(store.private_dir(store.sop_dir(settings.home)), ".import.") as staging:
         staged, problems = _stage(sources, staging)
         skills = []

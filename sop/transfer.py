@@ -21,6 +21,11 @@ MAX_SKILL_BYTES = 32 * 1024 * 1024
 """All files of one skill together."""
 MAX_SKILL_ENTRIES = 2000
 """Files and folders of one skill together."""
+MAX_LIBRARY = 200
+"""SOPs GA_HOME/sop may hold after an import (seeds and learned ones count). Every run reads, ranks and, the first
+time, encodes them all before its first request: with 1,500 imported the next run waited 11 s (on a loaded 2-core
+machine, `memory search` took 46 s the first time and 4.8 s after; with 200, 8.0 s and 3.3 s; with the seeds alone,
+3.0 s and 2.5 s)."""
 _CHUNK = 1024 * 1024
 _NOFOLLOW = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
@@ -33,6 +38,16 @@ class Copy:
     bytes: int = 0
     entries: int = 0
     problems: list[str] = field(default_factory=list)
+
+
+def over_capacity(existing: set[str], incoming: list[str]) -> str:
+    """Why importing the skills named `incoming` into a library holding `existing` is refused, or ""."""
+    total = len(existing | set(incoming))
+    if total <= MAX_LIBRARY:
+        return ""
+    return (f"the library would hold {total:,} SOPs ({len(existing):,} now, {len(set(incoming) - existing):,} new), "
+            f"more than the {MAX_LIBRARY} ga keeps: every run reads and ranks them all before it starts. Import the "
+            "ones you need (a folder of them), or remove some first (memory rm NAME).")
 
 
 def copy_skill(source: Path, target: Path) -> Copy:
