@@ -57,7 +57,13 @@ def _line(folder: Path, state: dict, status: str, size: int) -> str:
 
 
 def remove(folder: Path, *, dry_run: bool = False) -> tuple[str, int] | str:
-    """Delete one run folder: (its line, bytes freed), or why it stays (a str)."""
+    """Delete one run folder: (its line, bytes freed), or why it stays (a str). A run folder that is a symbolic
+    link (ga never makes one) loses the link, never what it points to."""
+    if folder.is_symlink():
+        target = os.readlink(folder)
+        if not dry_run:
+            folder.unlink()
+        return f"{folder.name}  a link to {target} (the link only: what it points to stays)", 0
     try:
         lock = hold_lock(folder / "lock")  # held while deleting: a resume starting now is refused, not half-deleted
     except BlockingIOError as e:
@@ -69,7 +75,10 @@ def remove(folder: Path, *, dry_run: bool = False) -> tuple[str, int] | str:
             return f"{folder.name} is running (pid {state.get('pid')}): stop it first (runs stop {folder.name})"
         size = _size(folder)
         if not dry_run:
-            shutil.rmtree(folder)
+            try:
+                shutil.rmtree(folder)
+            except OSError as e:
+                return f"{folder.name} could not be removed whole: {e.strerror or e} ({e.filename})"
         return _line(folder, state, status, size), size
     finally:
         os.close(lock)
