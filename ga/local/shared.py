@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ga.invocation import invocation
+from ga.local.holder import lock_holder
 from ga.local.provision import Cache
 from ga.local.server import HEALTH_TIMEOUT, STOP_GRACE, ServerError, ServerOptions
 from ga.tooling.redact import SECRET_NAME
@@ -233,7 +234,10 @@ def stop_locked(folder: Folder, proc: subprocess.Popen | None = None) -> bool:
     pid = proc.pid if proc is not None else _keeper_pid(folder)
     write_atomic(folder.stop_request, "stop\n")
     try:
-        if not _gone(folder, STOP_WAIT) and pid:
+        if not _gone(folder, STOP_WAIT):
+            if not pid:
+                raise ServerError(f"The local model's keeper did not stop within {STOP_WAIT:.0f} s, and no process "
+                                  f"can be told to be it (none holds {folder.alive}): see {folder.log}.")
             os.kill(pid, signal.SIGKILL)
             _gone(folder, STOP_GRACE)
     except ProcessLookupError:
@@ -265,10 +269,12 @@ def _gone(folder: Folder, seconds: float) -> bool:
 
 
 def _keeper_pid(folder: Folder) -> int:
+    """The keeper's pid: the process holding its `alive` lock (holder.py), state.json's pid only when it is that."""
     try:
-        return int(json.loads(folder.state.read_text(encoding="utf-8"))["keeper"])
+        named = int(json.loads(folder.state.read_text(encoding="utf-8"))["keeper"])
     except (OSError, ValueError, KeyError, TypeError):
-        return 0
+        named = 0
+    return lock_holder(folder.alive, named)
 
 
 def stop(cache: Cache) -> dict | None:
