@@ -235,17 +235,22 @@ def _key(found: Endpoint, own: dict, top: dict, env: Mapping[str, str]) -> None:
 
 
 def _no_key(found: Endpoint, tables: list[tuple[dict, str]], top: dict) -> str:
-    """Whose key is missing, and how to give it."""
+    """Whose key is missing, and how to give it (a `config set api_key` that would pair the key with this URL)."""
     url, source, profile = found.base_url.value, found.base_url.source, found.profile
     whose = {"OPENAI_BASE_URL": "from OPENAI_BASE_URL in this shell", "the run": "the endpoint this run started with",
              FILE: f"base_url in {FILE}"}.get(source, f"the endpoint of {source}" if source.startswith("profile ")
                                               else source)
-    flag = f" --profile {profile}" if profile else ""
     elsewhere = [f"{where}'s key is kept for {paired_url(t, top)}" for t, where in tables
                  if t.get("api_key") or t.get("api_key_env")]
     note = f" ({'; '.join(elsewhere)}, and is sent only there)" if elsewhere else ""
-    return (f"No API key for {url} ({whose}){note}. Keep one for it with: {invocation()} config set api_key{flag} "
-            "(it asks for the key), or set OPENAI_API_KEY in this shell.")
+    if source.startswith("profile ") or source == FILE:  # the table that names the URL takes the key
+        keep = f"{invocation()} config set api_key{f' --profile {profile}' if profile else ''} (it asks for the key)"
+    elif source == "OPENAI_BASE_URL" and not (top.get("base_url") or top.get("api_key") or top.get("api_key_env")):
+        keep = f"{invocation()} config set api_key (it asks for the key, and keeps it for this URL)"
+    else:  # the top level keeps another endpoint: a profile keeps this one with its key
+        keep = (f"a profile: {invocation()} config set base_url {url} --profile NAME, then config set api_key "
+                "--profile NAME, and run with --profile NAME")
+    return f"No API key for {url} ({whose}){note}. Set OPENAI_API_KEY in this shell, or keep one for it with {keep}."
 
 
 def masked(key: str) -> str:

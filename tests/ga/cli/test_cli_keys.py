@@ -110,6 +110,7 @@ def test_a_missing_key_says_whose_it_is(home, workspace):
     assert alone.returncode == 2 and "Traceback" not in alone.stderr
     assert "No API key for https://llm.example.test/v1 (from OPENAI_BASE_URL in this shell)" in alone.stderr
     assert "Ollama" not in alone.stderr  # not the first-use recital of every variable
+    assert "config set api_key (it asks for the key, and keeps it for this URL)" in alone.stderr
     home.mkdir()
     (home / "config.toml").write_text('[profiles.work]\nbase_url = "https://work.example.test/v1"\nmodel = "m"\n')
     (home / "config.toml").chmod(0o600)
@@ -117,6 +118,11 @@ def test_a_missing_key_says_whose_it_is(home, workspace):
     assert profiled.returncode == 2
     assert "No API key for https://work.example.test/v1 (the endpoint of profile work)" in profiled.stderr
     assert "config set api_key --profile work" in profiled.stderr
+    (home / "config.toml").write_text('base_url = "https://a.example.test/v1"\nmodel = "m"\napi_key = "k-for-a"\n')
+    elsewhere = ga(["Hello"], None, home, workspace, OPENAI_BASE_URL="https://b.example.test/v1")
+    assert elsewhere.returncode == 2  # `config set api_key` would replace A's key: a profile keeps B's
+    assert "config.toml's key is kept for https://a.example.test/v1" in elsewhere.stderr
+    assert "config set base_url https://b.example.test/v1 --profile NAME" in elsewhere.stderr
 
 
 def test_a_key_alone_means_openais_endpoint_with_a_default_model(home, workspace):
