@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tests.ga.cli.test_cli import ga
 
-CAP = 200  # sop/transfer.py MAX_LIBRARY
+CAP = 500  # sop/transfer.py MAX_LIBRARY
 
 
 def skills(root: Path, count: int, prefix: str) -> Path:
