@@ -16,6 +16,7 @@ import re
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -91,8 +92,8 @@ class _Trial:
 
 
 def extract(*, task: str, events: list[dict], workspace: Path, run_dir: Path, answer: str, check: str,
-            replayer: Replayer, staging: Path) -> Extraction | str:
-    """The verified script of this run, or why there is none."""
+            replayer: Replayer, staging: Path, announce: Callable[[], None] = lambda: None) -> Extraction | str:
+    """The verified script of this run, or why there is none; `announce` is called before the first replay."""
     if why := replayer.problem():
         return f"scripts cannot be replayed here ({why})"
     steps = work_steps(events, str(workspace))
@@ -109,6 +110,7 @@ def extract(*, task: str, events: list[dict], workspace: Path, run_dir: Path, an
         steps = [s for s in steps if not (s.kind == "bash" and not s.programs and READ_ONLY.fullmatch(s.code))]
     trial = _Trial(replayer, before, workspace, outputs=outputs, answer=values, staging=staging)
     steps = steps[-MAX_STEPS:]
+    announce()
     if not steps or not trial.reproduces(build(steps)):
         return "replaying the run's own steps on the workspace as it was did not reproduce its outputs"
     for step in list(steps):  # the first steps are the likeliest exploration

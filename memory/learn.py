@@ -17,6 +17,7 @@ import re
 import shutil
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from ga.config import Settings
@@ -124,8 +125,8 @@ def _learn(settings: Settings, run: Run, status: str, mem: dict, *, ui: UI, repl
         lines.append(f"no script learnt: {why_not}")
         report["learnt"] = why_not
     else:
-        ui.notice("memory: learning from this run… (Ctrl-C skips)")
-        lines.append(_extract(settings, run, events, mem, replayer=replayer, secrets=secrets, report=report))
+        lines.append(_extract(settings, run, events, mem, replayer=replayer, secrets=secrets, report=report,
+                              announce=lambda: ui.notice("memory: learning from this run… (Ctrl-C skips)")))
         if isinstance(report.get("learnt"), dict) and report["learnt"]["action"] != "same":
             shown.append(lines[-1])
     with store.locked(home):
@@ -148,11 +149,11 @@ def unverified(run: Run, status: str, mem: dict) -> str:
 
 
 def _extract(settings: Settings, run: Run, events: list[dict], mem: dict, *, replayer: Replayer,
-             secrets: tuple[str, ...], report: dict) -> str:
+             secrets: tuple[str, ...], report: dict, announce: Callable[[], None]) -> str:
     task = run.state.get("task", "")
     found = extract(task=task, events=events, workspace=settings.workdir, run_dir=run.folder,
                     answer=str(run.state.get("answer") or ""), check=run.state.get("check") or "",
-                    replayer=replayer, staging=store.sop_dir(settings.home) / ".staging" / run.id)
+                    replayer=replayer, staging=store.sop_dir(settings.home) / ".staging" / run.id, announce=announce)
     if isinstance(found, str):
         report["learnt"] = found
         return f"no script learnt: {found}"

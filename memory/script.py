@@ -19,7 +19,7 @@ from memory.literals import Literal, Parameter, parameters, said_in_task, task_l
 from memory.steps import Step
 
 ENTRY_SH = "run.sh"
-HEREDOC = "GA_STEP"
+HEREDOC = "LEARNT_STEP"
 
 
 @dataclass(kw_only=True)

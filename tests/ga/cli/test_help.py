@@ -15,7 +15,7 @@ from bench.harness.cli import TOOLS
 from ga.cli.main import COMMANDS, main
 
 ROOT = Path(__file__).resolve().parents[3]
-INTERNAL = {"GA_PROG", "GA_CODE_RUN", "GA_PIPED_CUT"}
+INTERNAL = {"GA_PROG", "GA_CODE_RUN", "GA_PIPED_CUT", "GA_CHECK_LAST", "GA_CHECK_WORKSPACE", "GA_CHECK_REPORT"}
 """Variables ga sets for its own children, not settings."""
 
 
