@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from ga.tooling.redact import MARK, NOT_SECRET, redact, secret_values
+from ga.tooling.redact import MARK, NOT_SECRET, PLACEHOLDER, redact, secret_values
 from sop import ledger, store
 from sop.skill import SKILL_FILE, SkillError, parse
 
@@ -24,8 +24,6 @@ ASSIGNED = re.compile(r"[\"']?\s*[:=]\s*[\"']?(?:(?:bearer|basic|token)\s+)?(?P<
 """What follows such a word in `KEY = value`, `KEY: value`, `"key": "value"`, `Authorization: Bearer value`."""
 _WORD_REST = re.compile(r"[\w.-]*")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-PLACEHOLDER = re.compile(r"[$%{<\[(*]|os\.|env\.|process\.env|getenv|\.\.\.|xxx|your[_-]", re.IGNORECASE)
-"""How a value that is not a secret starts: `$TOKEN`, `${...}`, `os.environ[...]`, `xxxx`, `your-key-here`."""
 MIN_HARVESTED = 6
 """Values shorter than this, seen in the run, are not hunted elsewhere (they would blank ordinary words)."""
 RUN_TAG = re.compile(r"\[run [^\]\s]{1,80}\]\s*$")

@@ -8,7 +8,7 @@ Ctrl-D or /exit ends the chat: what the run taught is learned once, and the run 
 (`--continue` or `--resume ID` alone opens the chat again). The tools live as long as the chat: the browser keeps
 its pages and programs started in the background keep running. Limits (--max-turns, --max-tokens, --max-time)
 count per message.
-Line editing and history come from readline; the history is kept in GA_HOME/chat_history (0600).
+Line editing and history come from readline; the history is kept in GA_HOME/chat_history (0600, redacted).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from ga.config import Settings
 from ga.errors import ServerUnreachable
 from ga.protocols import ToolCall, Usage
+from ga.tooling.redact import redact
 from ga.tooling.spec import error
 
 if TYPE_CHECKING:
@@ -91,9 +92,16 @@ class Prompt:
         raise KeyboardInterrupt
 
     def _save(self) -> None:
-        """After each line, so a crash loses none; private, as a shell's history (a pasted key may be in it)."""
+        """After each line, so a crash loses none; private, as a shell's history, and without the secrets a pasted
+        line may hold (ga's own keys, key-shaped strings, `password: ...`): in this chat too, the arrow keys bring
+        back the line as kept."""
         if self.readline is None:
             return
+        readline = self.readline
+        for n in range(1, readline.get_current_history_length() + 1):  # also what an older ga kept
+            line = readline.get_history_item(n)
+            if line and (clean := redact(line)) != line:
+                readline.replace_history_item(n - 1, clean)
         try:
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))

@@ -19,6 +19,7 @@ from ga.cli.help_text import ENVIRONMENT, EXIT_CODES
 from ga.config import Settings, load_settings
 from ga.errors import AgentStop, ConfigError
 from ga.invocation import invocation
+from ga.tooling.permissions import check_allow_paths
 from ga.tooling.redact import redact
 
 EXIT_USAGE = 2
@@ -178,6 +179,8 @@ def run_command(argv: list[str]) -> int:
     _check_combinations(parser, args, chat=chat_wanted)
     try:
         settings = settings_from(args)
+        for line in check_allow_paths(settings.allow_paths, home=Path.home(), ga_home=settings.home):
+            print(f"ga: {line}", file=sys.stderr)
         if args.detach:
             return detach_run(argv, args)
         if args.continue_run:

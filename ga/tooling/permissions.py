@@ -6,7 +6,7 @@ import enum
 import os
 from pathlib import Path
 
-from ga.errors import PermissionDenied
+from ga.errors import ConfigError, PermissionDenied
 
 
 class SideEffect(enum.Enum):
@@ -25,6 +25,26 @@ def check_mode(mode: str, tool: str, side_effect: SideEffect, confined: str | No
         f"Refused: the run is in plan mode (rule: plan-mode-read-only), so {tool} ({side_effect.value}) "
         f"may not run.{why} Only read-only tools work here: look, then give your plan as the final answer."
     )
+
+
+def check_allow_paths(paths: list[Path], *, home: Path, ga_home: Path) -> list[str]:
+    """Refuse (ConfigError) an --allow-path of `/` or in ga's own home; warn about HOME or a folder holding it. The
+    warnings are returned, one line each, for the terminal."""
+    warnings = []
+    for path in paths:
+        if path == Path(path.anchor):
+            raise ConfigError(f"--allow-path {path} would let the file tools and sandboxed code change anything you "
+                              "can on this computer: name the folders the task needs instead.")
+        if path == ga_home or path.is_relative_to(ga_home):
+            raise ConfigError(f"--allow-path {path} lies in ga's own home {ga_home} (its settings and keys, the "
+                              "command policy, other runs): the model reads SOPs and memory there already, and "
+                              "changes them through start_long_term_update. Name another folder.")
+        if home.is_relative_to(path):
+            warnings.append(f"--allow-path {path} holds your home folder: the file tools and sandboxed code may "
+                            "change files anywhere in it (the file tools ask before changing a dotfile; credential "
+                            "stores and GA_HOME stay hidden from both). Name a smaller folder unless the task needs "
+                            "all of it.")
+    return warnings
 
 
 def confine(path: str, workspace: Path, roots: list[Path], *, write: bool) -> Path:

@@ -30,9 +30,10 @@ SHAPES = tuple(re.compile(p) for p in (
     r"AKIA(?<!\wAKIA)[0-9A-Z]{16}\b",                             # AWS access key id
     r"AIza(?<!\wAIza)[0-9A-Za-z_-]{30,}",                         # Google
     r"hf_(?<!\whf_)[A-Za-z0-9]{20,}",                             # Hugging Face
-    # PEM, also JSON-escaped: up to 4 header lines (Proc-Type, DEK-Info), then a body that cannot run past `-----`
-    r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----(?:(?:\r?\n|\\n)[A-Za-z-]{1,32}: [^\n\\]{0,200}){0,4}"
-    r"[A-Za-z0-9+/=\s\\]*-----END [A-Z ]{0,40}PRIVATE KEY-----",
+    # PEM, also JSON-escaped or numbered as file_read shows it (`2|MIIE...`): up to 4 header lines (Proc-Type,
+    # DEK-Info), then a body that cannot run past `-----`; a key cut off before its END line goes too
+    r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----(?:(?:\r?\n|\\n)(?:\d{1,9}\|)?[A-Za-z-]{1,32}: [^\n\\]{0,200}){0,4}"
+    r"(?:[A-Za-z0-9+/=\s\\|]*(?:-----END [A-Z ]{0,40}PRIVATE KEY-----|[A-Za-z0-9+/=\\|]))?",
 ))
 """Strings shaped like well-known credentials, redacted wherever they come from. Each pattern starts with a literal
 (the regex engine finds those with a fast search; the word boundary is a look-behind after it), and each repeat is
@@ -41,6 +42,24 @@ bounded or stops at a character the next part cannot cross: a match costs time l
 _SHAPE_HINTS = ("sk-", "gh", "github_pat_", "xox", "AKIA", "AIza", "hf_", "PRIVATE KEY")
 URL_PASSWORD = re.compile(r"://(?<=[A-Za-z0-9+.-]://)(?P<user>[^/\s:@]+):(?P<password>[^@\s/]+)@")
 """scheme://user:PASSWORD@host: the password part of a URL, found from the literal `://`."""
+KEY_VALUE = re.compile(
+    r"(?:passw(?:or)?d|secret(?!ar)|token(?!s|iz)|auth(?:orization)?(?![\w.-]))(?=(?P<rest>[\w.-]{0,32}))(?P=rest)"
+    r"""["']?[ \t]{0,8}[:=][ \t]{0,8}(?:(?:bearer|basic|token)[ \t]{1,8})?"""
+    r"""(?:(?P<quote>["'])(?=(?P<quoted>[^"'\n\\]{0,512}))(?P=quoted)|(?=(?P<bare>[^\s"'`<>,;()\[\]{}]{0,512}))(?P=bare))""")
+"""A secret-named key and its value, found in lowercase text: `DB_PASSWORD=...`, `client_secret: ...`, `"auth": "..."`
+(docker's config.json), `Authorization: Bearer ...`; not `max_tokens`, `tokenizer`, `author` nor `secretary`. Each run
+is taken whole inside a lookahead (atomic: never given back), so no part of the text is tried twice; whether the value
+is one is decided after (_value)."""
+VALUE_ENDS = frozenset(" \t\r\n,;}]")
+"""What may follow a bare value: it is a whole word (`token = tokenizer.encode(x)` is code, not a secret)."""
+NETRC = re.compile(r"machine[ \t]{1,64}\S{1,256}(?:\s{1,64}(?:login|account|port)[ \t]{1,64}\S{1,256}){0,3}"
+                   r"\s{1,64}password[ \t]{1,64}(?P<bare>\S{1,256})")
+"""A .netrc entry's password (`machine HOST login USER password VALUE`, on one line or several)."""
+PLACEHOLDER = re.compile(r"[$%{<\[(*]|os\.|env\.|process\.env|getenv|\.\.\.|xxx|your[_-]", re.IGNORECASE)
+"""How a value that is not a secret starts: `$TOKEN`, `${...}`, `os.environ[...]`, `xxxx`, `your-key-here`."""
+_NOT_VALUES = NOT_SECRET | {"bearer", "basic", "token", "secret", "string", "required", "optional", "hidden"}
+_CODE_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+"""`config.password`, `self.token`: a reference to a value in code, not the value."""
 MARK = "[REDACTED]"
 
 
@@ -74,7 +93,41 @@ def redact(text: str, secrets: tuple[str, ...] | None = None) -> str:
     for pattern, hint in zip(SHAPES, _SHAPE_HINTS, strict=True):
         if hint in text:  # a scan far cheaper than the pattern's
             text = pattern.sub(MARK, text)
+    text = _key_values(text)
     return URL_PASSWORD.sub(lambda m: f"://{m['user']}:{MARK}@", text) if "://" in text else text
+
+
+def _key_values(text: str) -> str:
+    """`text` with the values of secret-named keys (a quoted one of 4 characters or more, up to its quote; a bare
+    one of 6 or more that is a whole word) and .netrc passwords replaced."""
+    # a case-insensitive pattern is tried at every position, a lowercase one skips ahead; İ, the one character that
+    # lowers to two, becomes i first, so that positions agree
+    lowered = text.replace("\u0130", "i").lower()
+    found = KEY_VALUE.finditer(lowered) if "=" in text or ":" in text else ()
+    spans = [span for m in found if (span := _value(m, lowered))]
+    if "machine" in lowered:
+        spans = sorted([*spans, *(span for m in NETRC.finditer(lowered) if (span := _value(m, lowered)))])
+    parts, done = [], 0
+    for start, end in spans:
+        if start >= done and _is_value(text[start:end]):
+            parts += (text[done:start], MARK)
+            done = end
+    return "".join([*parts, text[done:]]) if parts else text
+
+
+def _value(m: re.Match, lowered: str) -> tuple[int, int] | None:
+    """The span of the value a match ends with, when it is one: quoted up to its quote, or a whole bare word."""
+    end = m.end()
+    if m.groupdict().get("quoted") is not None:
+        return (m.start("quoted"), end) if lowered[end:end + 1] == m["quote"] and len(m["quoted"]) >= 4 else None
+    whole = end == len(lowered) or lowered[end] in VALUE_ENDS
+    return (m.start("bare"), end) if whole and len(m["bare"]) >= 6 else None
+
+
+def _is_value(value: str) -> bool:
+    lowered = value.lower()
+    return not (PLACEHOLDER.match(value) or "redacted" in lowered or lowered in _NOT_VALUES or value.isdigit()
+                or "://" in value or _CODE_NAME.fullmatch(value))
 
 
 def _replace_values(text: str, secrets: tuple[str, ...]) -> str:

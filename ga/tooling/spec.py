@@ -15,7 +15,7 @@ from ga.config import Settings
 from ga.protocols import UI, Memory
 from ga.tooling.budget import RESULTS_CHARS
 from ga.tooling.permissions import SideEffect, confine
-from ga.tooling.protected import approve_write
+from ga.tooling.protected import admit
 from ga.tooling.redact import redact, redact_data
 
 if TYPE_CHECKING:
@@ -94,8 +94,9 @@ class ToolContext:
     def resolve(self, path: str, *, write: bool = False) -> Path:
         """A path the file tools may touch, or PermissionDenied naming the rule."""
         target = confine(path, self.workspace, self.roots(write=write)[1:], write=write)
-        if write:  # kept apart from confine(): .git and ga's configuration need a human's approval
-            approve_write(target, self.settings, self.ui, interactive=self.interactive)
+        # kept apart from confine(): hidden places whatever the roots, memory's own path, protected paths
+        admit(target, self.settings, self.ui, write=write, interactive=self.interactive, run_dir=self.run_dir,
+              memory_open=bool(self.state.get("memory_open")))
         return target
 
     def save_output(self, name: str, data: str | bytes) -> Path:

@@ -26,7 +26,9 @@ def _memory_text(home: Path) -> str:
 
 
 def test_secrets_in_the_trajectory_never_reach_memory_files(home, workspace):
-    (workspace / "config.env").write_text(f"DB_PASSWORD={PASSWORD}\nSERVICE_TOKEN={TOKEN}\nUSER=alice\n")
+    # names the model reads in full (a DB_PASSWORD= or SERVICE_TOKEN= line is redacted before it), so only memory's
+    # guard, which hunts every value seen in the run, stands between them and memory
+    (workspace / "config.env").write_text(f"DB_CREDENTIALS={PASSWORD}\nSERVICE_API_KEY={TOKEN}\nUSER=alice\n")
     sop_path = home / "sop/db-login/SKILL.md"
     explicit = [
         {"tool_calls": [tool_call("file_read", path="config.env")]},

@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, TypeVar
 
-from ga.errors import ToolError
+from ga.errors import PermissionDenied, ToolError
 from ga.tooling import stamps
+from ga.tooling.protected import hidden_for
 from ga.tooling.spec import ToolContext
 
 T = TypeVar("T")
@@ -130,6 +131,8 @@ def walk(real: Path, roots: list[Path], *, parents: bool = False) -> Iterator[Pl
     if root is None:  # confine returned it, so this cannot happen unless the roots changed
         raise ToolError(f"{real} is outside every allowed folder.")
     parts = real.relative_to(root).parts
+    if parents and not os.path.lexists(root):  # a root of ga's own not made yet (GA_HOME/memory before any fact)
+        os.makedirs(root, mode=0o700, exist_ok=True)
     fd = os.open(root, _WALK)
     place = Place(dir_fd=None, name=parts[-1] if parts else ".", real=real)
     try:
@@ -189,12 +192,24 @@ def confined(ctx: ToolContext, path: str, body: Callable[[Place], T], *, write: 
             raise
         try:
             with walk(real, ctx.roots(write=write), parents=parents) as place:
+                _refuse_hidden_link(ctx, place, write=write)
                 return body(place)
         except Raced:
             continue
     raise ToolError(f"{path} kept changing while it was being opened (a folder or file on the way turned into a "
                     f"symlink, {RACE_RETRIES} times in a row), so nothing was done. Something is rewriting it: "
                     "stop that first, then try again.")
+
+
+def _refuse_hidden_link(ctx: ToolContext, place: Place, *, write: bool) -> None:
+    """A hard link in the workspace to a hidden file (a key, GA_HOME's config) is that file: refused as it is."""
+    st = place.lstat()
+    if st is None or not stat.S_ISREG(st.st_mode) or st.st_nlink <= 1:
+        return
+    if (found := hidden_for(ctx.settings, ctx.run_dir, write=write).linked(st)) is not None:
+        raise PermissionDenied(
+            f"Refused: {place.real} has {st.st_nlink} names (hard links), and one is {found}, which the file tools "
+            "never reach (rule: hidden-path). Nothing was done. Do the task without it, or ask the user.")
 
 
 def read_file(place: Place, flags: int = os.O_RDONLY) -> BinaryIO:

@@ -18,13 +18,9 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ga.tooling.hidden import HISTORIES_IN_HOME  # noqa: F401  (the one list; kept importable here)
 from tools.guard.git_meta import aside_name
 
-HISTORIES_IN_HOME = (".bash_history", ".zsh_history", ".zhistory", ".sh_history", ".history", ".python_history",
-                     ".node_repl_history", ".psql_history", ".mysql_history", ".sqlite_history", ".rediscli_history",
-                     ".lesshst", ".viminfo", ".local/share/fish/fish_history",
-                     ".ipython/profile_default/history.sqlite")
-"""Shell and REPL histories, hidden like the credential stores: commands typed there carry passwords and tokens."""
 STARTUP_NAMES = ("bin",)
 """Folders at HOME's top that are start-up places without a dot: a login shell puts ~/bin on PATH when it exists."""
 

@@ -33,8 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ga.errors import ToolError
+from ga.tooling.hidden import Hidden
 from ga.tooling.protected import own_code
-from tools.guard.home_files import HISTORIES_IN_HOME, startup_entries
+from tools.guard.home_files import startup_entries
 from tools.guard.sandbox_limits import Limits, limits_from, with_rlimits
 
 NETWORK_ENV = "GA_SANDBOX_NET"
@@ -43,15 +44,6 @@ READ_ENV = "GA_SANDBOX_READ"
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/sys", "/nix", "/snap")
 """The host's folders shown read-only: programs, libraries and their configuration."""
 PRIVATE = ("/tmp", "/var/tmp", "/dev/shm", "/run")
-HIDDEN_IN_HOME = (".ssh", ".aws", ".gnupg", ".azure", ".kube", ".docker", ".config/gcloud", ".config/gh",
-                  ".password-store", ".netrc", ".git-credentials", ".pgpass", ".pypirc", ".npmrc",
-                  ".cargo/credentials", ".cargo/credentials.toml", ".local/share/keyrings",
-                  ".config/rclone", ".mozilla", ".config/google-chrome", ".config/chromium", ".config/BraveSoftware",
-                  ".config/microsoft-edge", ".thunderbird", ".vault-token", ".terraform.d", ".s3cfg", ".boto", ".mc",
-                  ".m2/settings.xml", ".gradle/gradle.properties", ".composer/auth.json", ".config/composer/auth.json",
-                  ".gem/credentials", ".cache/ga")
-"""Credential stores (and the local model server's key in ~/.cache/ga) hidden wherever they would be visible (the
-workspace is HOME, a tool root shows them)."""
 TOOLCHAINS_IN_HOME = (".rustup", ".cargo", ".pyenv", ".nvm", ".volta", ".bun", ".deno", ".local/bin", ".local/lib",
                       "go", ".sdkman", ".rbenv", ".gem", ".npm-global", ".conda", "miniconda3", "anaconda3")
 """Toolchains installed in HOME, shown read-only (beside the roots of PATH entries) so compilers keep working."""
@@ -282,11 +274,11 @@ def _homes(home: Path) -> frozenset[Path]:
 
 
 def _secrets(layout: Layout, writable: list[Path], shown: list[Path]) -> list[Path]:
-    """Credential stores and GA_HOME where they would still be visible, unless the user named them."""
-    named = [*layout.readable, *layout.writable]
-    found = [layout.home / p for p in (*HIDDEN_IN_HOME, *HISTORIES_IN_HOME)] + [layout.ga_home]
+    """The hidden places (ga/tooling/hidden.py: credential stores, histories, GA_HOME, the local model's key) where
+    they would still be visible, unless the user named them."""
+    found = Hidden(home=layout.home, ga_home=layout.ga_home, named=(*layout.readable, *layout.writable)).places()
     visible = [*writable, *shown, *SYSTEM]
-    return [p for p in found if _under(p, visible) and not _under(p, named)]
+    return [p for p in found if _under(p, visible)]
 
 
 def _under(path: Path, roots: list[Path | str]) -> bool:

@@ -152,6 +152,16 @@ def test_line_editing_and_history_kept_in_ga_home(home, workspace):
     assert "hello wrld" in history.read_text() and stat.S_IMODE(history.stat().st_mode) == 0o600
 
 
+def test_the_chat_history_keeps_no_pasted_secret(home, workspace):
+    with ScriptedServer([{"content": "ok"}]) as server:
+        pasted = "log in with password: hunter2hunter2, key sk-proj-ABCDEFGHIJKLMNOPQRST"
+        run = chat([], server, home, workspace, [pasted])
+    assert run.returncode == 0, run.text
+    history = (home / "chat_history").read_text()
+    assert "hunter2hunter2" not in history and "sk-proj" not in history
+    assert "log in with password: [REDACTED], key [REDACTED]" in history
+
+
 def test_programs_and_limits_last_per_message_and_the_chat_ends_them(home, workspace):
     start = "nohup sleep 300 > /dev/null 2>&1 & echo $! > pid.txt"
     steps = [{"tool_calls": [tool_call("code_run", script=start, type="bash")]}, {"content": "started"},

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from ga.tooling.redact import MARK, SHAPES, URL_PASSWORD, redact, secret_values
+from ga.tooling.redact import KEY_VALUE, MARK, NETRC, SHAPES, URL_PASSWORD, redact, secret_values
 from memory.guard import ASSIGNED, KEYWORD, PLACEHOLDER, RUN_TAG
 
 try:  # the parser's home since 3.11, sre_parse before
@@ -50,16 +50,47 @@ def test_redact_replaces_values_shapes_and_url_passwords():
     assert redact("", ()) == "" and redact("plain text", ()) == "plain text"
 
 
+def test_a_private_key_as_file_read_numbers_it_is_redacted_whole_or_cut():
+    key = ("-----BEGIN OPENSSH PRIVATE KEY-----", "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAA",
+           "QyNTUxOQAAACCv7yoTq3SVsC0p3S8R1Gf0xkTYRUL7GcVy5v2qUvY0dQAAAJgAAAAA", "-----END OPENSSH PRIVATE KEY-----")
+    numbered = "\n".join(f"{n}|{line}" for n, line in enumerate(key, 1)) + "\n[lines 1-4 of 4; end of file]"
+    assert redact(numbered, ()) == f"1|{MARK}\n[lines 1-4 of 4; end of file]"
+    cut = "\n".join(f"{n}|{line}" for n, line in enumerate(key[:2], 1)) + "\n[lines 1-2 of 4; continue with start=3]"
+    assert redact(cut, ()) == f"1|{MARK}\n[lines 1-2 of 4; continue with start=3]"
+
+
+def test_secret_named_key_value_lines_are_redacted():
+    text = ("[default]\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\nDB_PASSWORD=hunter2hunter2\n"
+            "password: 'abc12345'\n  client_secret: s3cr3t-v4lue\n"
+            "{\"token\": \"tok-1234567\", \"passwd\": \"pa55word\"}\n"
+            '{"auths": {"https://index.docker.io/v1/": {"auth": "ZG9ja2VyOmh1bnRlcjI="}}}\n'
+            "Authorization: Bearer abcdef123456\nnpm: //registry.npmjs.org/:_authToken=npm-0123456789\n"
+            "machine api.example.com\n  login bob\n  password netrc-pw-1\nmachine h login u password pw-two-22\n")
+    out = redact(text, ())
+    for value in ("wJalrXUtnFEMI", "hunter2hunter2", "abc12345", "s3cr3t-v4lue", "tok-1234567", "pa55word",
+                  "ZG9ja2Vy", "abcdef123456", "npm-0123456789", "netrc-pw-1", "pw-two-22"):
+        assert value not in out, value
+    assert out.count(MARK) == 11 and "aws_secret_access_key = [REDACTED]\n" in out and "login bob" in out
+
+
+def test_what_only_looks_like_a_secret_assignment_is_left_alone():
+    text = ("max_tokens = 128000\n\"prompt_tokens\": 123456, tokenizer = AutoTokenizer\ntoken = tokenizer.encode(x)\n"
+            "password = config.password\nsecret = os.environ['SECRET']\nsecret: ${SECRET}\nauthor = \"Jane Doe\"\n"
+            "secretary = 'Jane Smith'\npassword = None\ntoken_url = https://auth.example.com/token\n"
+            '"password": {"type": "string"}\nthe password is in the vault\n')
+    assert redact(text, ()) == text
+
+
 # Adversarial text: each made the earlier patterns scan the same run once per starting point (minutes or hours).
 # These check the results; bench/perf/redact_bench.py measures the time at 1 and 20 MB.
 PEM = "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,0A1B\n\nMIIEpA+/=\n" \
       "-----END RSA PRIVATE KEY-----"
 
 
-def test_pem_keys_are_found_among_many_openers_without_an_end():
-    openers = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n" * 20_000
-    assert redact(openers, ()) == openers
-    assert redact(openers + PEM + " tail", ()) == openers[:-47] + openers[-47:] + MARK + " tail"
+def test_pem_keys_cut_before_their_end_line_go_too_one_by_one():
+    openers = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n" * 20_000  # as a file_read window cut short shows
+    assert redact(openers, ()) == f"{MARK}\n" * 20_000
+    assert redact(openers + PEM + " tail", ()) == f"{MARK}\n" * 20_000 + MARK + " tail"
     escaped = PEM.replace("\n", "\\n")  # as a JSON file shows it
     assert redact(f'"key": "{escaped}"', ()) == f'"key": "{MARK}"'
 
@@ -77,7 +108,7 @@ def test_thousands_of_secret_values_are_all_replaced_in_one_pass():
     assert redact("xabcdefghx abcd", ("abcd", "abcdefgh")) == f"x{MARK}x {MARK}"  # the longest at each place
 
 
-PATTERNS = [*SHAPES, URL_PASSWORD, KEYWORD, ASSIGNED, PLACEHOLDER, RUN_TAG]
+PATTERNS = [*SHAPES, URL_PASSWORD, KEY_VALUE, NETRC, KEYWORD, ASSIGNED, PLACEHOLDER, RUN_TAG]
 
 
 def _repeats(items) -> list[tuple[int, object]]:

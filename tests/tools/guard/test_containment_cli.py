@@ -112,11 +112,14 @@ def test_file_tools_may_not_write_git_or_the_policy_unattended(home, workspace):
              {"tool_calls": [tool_call("file_write", path=str(home / "policy.json"),
                                        content='{"allow_commands": ["*"]}')]},
              {"content": "Both were refused."}]
-    with ScriptedServer(steps) as server:
-        proc = ga(["hook", "--no-sandbox", "--allow-path", str(home)], server, home, workspace)
+    with ScriptedServer([]) as server:  # GA_HOME is never an allowed folder
+        proc = ga(["hook", "--allow-path", str(home)], server, home, workspace)
+    assert proc.returncode == 2 and "ga's own home" in proc.stderr and not server.requests
+    with ScriptedServer(steps) as server:  # a workspace holding GA_HOME: all of it is out of the file tools' reach
+        proc = ga(["hook", "--no-sandbox", "--allow-path", str(home.parent)], server, home, workspace)
     assert proc.returncode == 0, proc.stderr
     first, second = results(server)
-    assert "rule: protected-path" in first and "rule: protected-path" in second
+    assert "rule: protected-path" in first and "rule: hidden-path" in second
     assert not (workspace / ".git/hooks/pre-commit").exists() and not (home / "policy.json").exists()
 
 

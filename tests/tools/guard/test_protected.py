@@ -69,10 +69,13 @@ def test_confirm_mode_counts_as_the_approval(make_ctx, workspace):
     assert len(ctx.ui.asked) == 1  # asked once, by confirm mode
 
 
-def test_ga_configuration_reached_through_an_allowed_path_is_protected(make_ctx, workspace):
+def test_ga_home_reached_through_an_allowed_path_stays_out_of_reach(make_ctx, workspace):
     ctx = make_ctx(autonomous=True)
-    ctx.settings.allow_paths.append(ctx.settings.home)
+    ctx.settings.allow_paths.append(ctx.settings.home)  # the command line refuses it; a run's saved state may hold it
     result = write(ctx, str(ctx.settings.home / "policy.json"), '{"allow_commands": ["*"]}')
-    assert result.is_error and "ga's own configuration" in result.content
+    assert result.is_error and "rule: hidden-path" in result.content
     assert not (ctx.settings.home / "policy.json").exists()
+    result = write(ctx, str(ctx.settings.home / "memory" / "facts.md"), "a fact\n")
+    assert result.is_error and "rule: memory-path" in result.content and "start_long_term_update" in result.content
+    ctx.state["memory_open"] = True
     assert not write(ctx, str(ctx.settings.home / "memory" / "facts.md"), "a fact\n").is_error
