@@ -10,9 +10,10 @@ after start_long_term_update (`open`).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,10 +74,7 @@ class Hidden:
 
     def why(self, path: Path) -> str:
         """Why `path` (absolute, symlinks resolved) is hidden, or "" when it is not."""
-        for place in self.everywhere():
-            found = next((p for p in _spellings(place) if _inside(path, p)), None)
-            if found is None:
-                continue
+        for place, found in self._holders(path):
             if place == self.ga_home:
                 if any(_inside(path, p) for p in self.open):
                     continue
@@ -87,6 +85,29 @@ class Hidden:
             what = "the local model server's key" if place.parts[-len(KEEPER):] == KEEPER else "a credential store"
             return f"{what} ({place}), hidden from the model"
         return ""
+
+    def _holders(self, path: Path) -> Iterator[tuple[Path, Path]]:
+        """(hidden place, the spelling of it that holds `path`): by name, as given or under the real HOME (which may
+        be a symlink, /home -> /var/home), then by identity (a place that is itself a link to elsewhere). On strings:
+        pathlib would cost a millisecond a call here."""
+        text, cache = str(path), str(cache_home(self.home, self.environ))
+        rooted = [(str(self.home), f"/{name}") for name in HIDDEN_IN_HOME]
+        rooted += [(cache, "/" + "/".join(KEEPER)), (str(self.ga_home), "")]
+        real = {root: os.path.realpath(root) for root in {root for root, _ in rooted}}
+        for root, rest in rooted:
+            for spelling in {root + rest, real[root] + rest}:
+                if text == spelling or text.startswith(spelling + "/"):
+                    yield Path(root + rest), Path(spelling)
+        ids = {}
+        for root, rest in rooted:
+            with contextlib.suppress(OSError):
+                st = os.stat(root + rest)
+                ids.setdefault((st.st_dev, st.st_ino), Path(root + rest))
+        for folder in (text, *map(str, path.parents)):
+            with contextlib.suppress(OSError):
+                st = os.stat(folder)
+                if (place := ids.get((st.st_dev, st.st_ino))) is not None:
+                    yield place, Path(folder)
 
     def linked(self, st: os.stat_result) -> Path | None:
         """The hidden file that `st` (a file with several names) is another name of, or None. Only files with
@@ -110,9 +131,3 @@ class Hidden:
             elif found.st_nlink > 1 and (found.st_dev, found.st_ino) == (st.st_dev, st.st_ino) and self.why(path):
                 return path
         return None
-
-
-def _spellings(place: Path) -> list[Path]:
-    """The place as named and as it resolves (HOME may be a symlink, /home -> /var/home)."""
-    real = Path(os.path.realpath(place))
-    return [place] if real == place else [place, real]

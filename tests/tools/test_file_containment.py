@@ -96,6 +96,20 @@ def test_the_file_tools_never_read_what_the_sandbox_hides(user_home, tmp_path, l
         assert seen in call(ctx, "file_read", path=str(path)).content, path
 
 
+def test_hidden_places_are_found_through_a_symlinked_home_or_store(user_home, tmp_path, monkeypatch):
+    linked = tmp_path / "home-link"  # HOME=/home/u where /home -> /var/home
+    linked.symlink_to(user_home)
+    monkeypatch.setenv("HOME", str(linked))
+    store = tmp_path / "ws/vault/aws"  # ~/.aws itself a link into the folder the user allowed
+    (user_home / ".aws").rename(store.parent.mkdir(parents=True) or store)
+    (user_home / ".aws").symlink_to(store)
+    for ctx in (context(linked, linked), context(linked, tmp_path / "ws")):
+        for path in (str(linked / ".ssh/id_ed25519"), str(user_home / ".ssh/id_ed25519"), str(store / "credentials")):
+            result = call(ctx, "file_read", path=path)
+            assert result.is_error and "CANARY" not in result.content, (path, result.content)
+    assert "rule: hidden-path" in call(ctx, "file_read", path="vault/aws/credentials").content  # by identity
+
+
 def test_a_credential_store_the_user_names_is_shown_and_its_secrets_still_redacted(user_home, tmp_path):
     (tmp_path / "ws").mkdir()
     ctx = context(user_home, tmp_path / "ws", allow_paths=[user_home / ".aws"])
