@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from ga.tooling.redact import KEY_VALUE, MARK, NETRC, SHAPES, URL_PASSWORD, redact, secret_values
+from ga.tooling.redact import KEY_VALUES, MARK, NETRC, SHAPES, URL_PASSWORD, redact, secret_values
 from memory.guard import ASSIGNED, KEYWORD, PLACEHOLDER, RUN_TAG
 
 try:  # the parser's home since 3.11, sre_parse before
@@ -108,7 +108,7 @@ def test_thousands_of_secret_values_are_all_replaced_in_one_pass():
     assert redact("xabcdefghx abcd", ("abcd", "abcdefgh")) == f"x{MARK}x {MARK}"  # the longest at each place
 
 
-PATTERNS = [*SHAPES, URL_PASSWORD, KEY_VALUE, NETRC, KEYWORD, ASSIGNED, PLACEHOLDER, RUN_TAG]
+PATTERNS = [*SHAPES, URL_PASSWORD, *KEY_VALUES, NETRC, KEYWORD, ASSIGNED, PLACEHOLDER, RUN_TAG]
 
 
 def _repeats(items) -> list[tuple[int, object]]:
