@@ -61,8 +61,8 @@ NETRC = re.compile(r"machine[ \t]{1,64}\S{1,256}(?:\s{1,64}(?:login|account|port
 PLACEHOLDER = re.compile(r"[$%{<\[(*]|os\.|env\.|process\.env|getenv|\.\.\.|xxx|your[_-]", re.IGNORECASE)
 """How a value that is not a secret starts: `$TOKEN`, `${...}`, `os.environ[...]`, `xxxx`, `your-key-here`."""
 _NOT_VALUES = NOT_SECRET | {"bearer", "basic", "token", "secret", "string", "required", "optional", "hidden"}
-_CODE_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
-"""`config.password`, `self.token`: a reference to a value in code, not the value."""
+_NOT_A_VALUE = re.compile(rf"{PLACEHOLDER.pattern}|\d+\Z|[a-z_]\w*(?:\.[a-z_]\w*)+\Z", re.IGNORECASE)
+"""A placeholder, a number, or a name in code (`config.password`, `self.token`): not the secret itself."""
 MARK = "[REDACTED]"
 
 
@@ -125,9 +125,9 @@ def _value(m: re.Match, lowered: str) -> tuple[int, int] | None:
 
 
 def _is_value(value: str) -> bool:
-    lowered = value.lower()
-    return not (PLACEHOLDER.match(value) or "redacted" in lowered or lowered in _NOT_VALUES or value.isdigit()
-                or "://" in value or _CODE_NAME.fullmatch(value))
+    lowered = value.lower()  # one pattern for the rest: this runs once per key-value pair found
+    return lowered not in _NOT_VALUES and "redacted" not in lowered and "://" not in value \
+        and not _NOT_A_VALUE.match(value)
 
 
 def _replace_values(text: str, secrets: tuple[str, ...]) -> str:
