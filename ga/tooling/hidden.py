@@ -91,7 +91,7 @@ class Hidden:
         be a symlink, /home -> /var/home), then by identity (a place that is itself a link to elsewhere). On strings:
         pathlib would cost a millisecond a call here."""
         text, cache = str(path), str(cache_home(self.home, self.environ))
-        rooted = [(str(self.home), f"/{name}") for name in HIDDEN_IN_HOME]
+        rooted = [(str(self.home), f"/{name}") for name in (*HIDDEN_IN_HOME, *HISTORIES_IN_HOME)]
         rooted += [(cache, "/" + "/".join(KEEPER)), (str(self.ga_home), "")]
         real = {root: os.path.realpath(root) for root in {root for root, _ in rooted}}
         for root, rest in rooted:
