@@ -9,7 +9,7 @@ the host, outside any sandbox, long after the run. So, whatever the workspace:
 - after it, a dot-entry it created at HOME's top (.bash_profile, .pam_environment...) or a ~/bin, and a symlinked
   one it replaced, are moved aside as NAME.disabled-by-ga (the link is put back); the result says what moved.
 
-Credential stores and shell histories are hidden outright (sandbox.py).
+Credential stores and shell histories are hidden outright (sandbox.py, from the list in ga/tooling/hidden.py).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ga.tooling.hidden import HISTORIES_IN_HOME  # noqa: F401  (the one list; kept importable here)
 from tools.guard.git_meta import aside_name
 
 STARTUP_NAMES = ("bin",)
