@@ -40,6 +40,13 @@ WALK_LIMIT = 200_000
 """Entries of the hidden places looked at to tell whether a file with several names is one of theirs."""
 
 
+def _kind(place: Path, home: Path) -> str:
+    if place.parts[-len(KEEPER):] == KEEPER or place == home / ".cache/ga":
+        return "ga's cache, where the local model server keeps its key"
+    history = place.is_relative_to(home) and place.relative_to(home).as_posix() in HISTORIES_IN_HOME
+    return "a shell or REPL history" if history else "a credential store"
+
+
 def cache_home(home: Path, environ: Mapping[str, str] | None = None) -> Path:
     """$XDG_CACHE_HOME, or ~/.cache (where ga/local/provision.py keeps the local model)."""
     cache = (os.environ if environ is None else environ).get("XDG_CACHE_HOME", "")
@@ -82,8 +89,7 @@ class Hidden:
                         "its SOPs and memory are for the model)")
             if any(_inside(n, found) and _inside(path, n) for n in self.named):
                 continue
-            what = "the local model server's key" if place.parts[-len(KEEPER):] == KEEPER else "a credential store"
-            return f"{what} ({place}), hidden from the model"
+            return f"{_kind(place, self.home)} ({place}), hidden from the model"
         return ""
 
     def _holders(self, path: Path) -> Iterator[tuple[Path, Path]]:
