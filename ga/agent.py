@@ -70,7 +70,8 @@ class Agent:
                                                for i, r in history.results.items()})
         self.guard = Guard(run.state.setdefault("guard", {}), settings.strikes,
                            doubt=self.model_settings.doubt_answers)
-        self.escalation = Escalation(run=run, settings=settings, ui=ui)
+        self.escalation = Escalation(run=run, settings=settings, ui=ui,
+                                     failure_hint=self.model_settings.failure_hint)
         self.keep_open = False
         """A caller that goes on with the run after start() returns (the chat) keeps the tools' resources (the browser,
         programs left running) open, and closes self.ctx itself."""
@@ -169,7 +170,7 @@ class Agent:
                        f"masked {step.masked} old tool results{folded}")
 
     def execute(self, reply: Reply) -> None:
-        tidied = tidy(reply, self.dispatcher.specs)
+        tidied = tidy(reply, self.dispatcher.specs, read_text_calls=self.model_settings.text_calls)
         for event in tidied.events:
             self.run.append(event)
         for line in tidied.notices:

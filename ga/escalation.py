@@ -2,7 +2,7 @@
 
 Every tool result is counted; a success resets the count. With n failures in a row (no success between):
 
-  stage 1  any failure: the result carries a hint to read the error and make one small, targeted fix.
+  stage 1  any failure (under a small model's settings its result carries a hint to make one small, targeted fix).
   stage 2  n reaches stage2_after, or a call is repeated with the same arguments after it failed: stop
            retrying, probe the environment, re-read the SOPs, switch approach (the calls tried are listed).
   stage 3  n reaches stage3_after, or stage 2 changed nothing: (stage3_after - stage2_after) more failures
@@ -94,8 +94,10 @@ def tried_line(call: ToolCall, result: ToolResult) -> str:
 
 
 class Escalation:
-    def __init__(self, *, run: Run, settings: Settings, ui: UI):
+    def __init__(self, *, run: Run, settings: Settings, ui: UI, failure_hint: bool = False):
         self.run, self.settings, self.ui = run, settings, ui
+        self.failure_hint = failure_hint
+        """Stage 1 adds HINT_1 to every failure (ModelSettings.failure_hint: small models only)."""
         self.state: dict = run.state.setdefault("escalation", {})
 
     def observe(self, call: ToolCall, result: ToolResult, *, read_only: bool = False) -> ToolResult:
@@ -186,13 +188,14 @@ class Escalation:
         s["last_error"] = gist(result.content, 300, sentence=False)
         s["same"], s["failed_tool"] = 0, call.name
         stage, why = self._next_stage(n, repeat, call.name)
+        hint = HINT_1 if self.failure_hint else ""
         if stage == s.get("stage", 0):
-            return HINT_1 if stage == 1 else HINT_2_AGAIN.format(n=n)
+            return hint if stage == 1 else HINT_2_AGAIN.format(n=n)
         if stage == 3:
             s["asking"] = self._question(n)
         self._change(stage, why, question=s.get("asking"))
         if stage == 1:
-            return HINT_1
+            return hint
         if stage == 2:
             s["stage2_at"] = n
             return HINT_2.format(why=why, tried="\n".join(f"- {line}" for line in s["tried"]))

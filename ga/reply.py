@@ -155,16 +155,16 @@ class Tidied:
     """Lines for the terminal."""
 
 
-def tidy(reply: Reply, known: set[str] | dict) -> Tidied:
-    """Make a reply usable as sent: calls written as text become calls, streamed debris beside calls is dropped,
-    and calls past MAX_CALLS_PER_REPLY are cut off."""
+def tidy(reply: Reply, known: set[str] | dict, *, read_text_calls: bool = False) -> Tidied:
+    """Make a reply usable as sent: calls past MAX_CALLS_PER_REPLY are cut off; with read_text_calls (a small model's
+    settings: ModelSettings.text_calls) calls written as text become calls and streamed debris beside calls goes."""
     done = Tidied()
-    if not reply.tool_calls and reply.finish_reason not in CUT_FINISHES and (calls := text_calls(reply.content,
-                                                                                                    known)):
+    calls = text_calls(reply.content, known) if read_text_calls and not reply.tool_calls else []
+    if calls and reply.finish_reason not in CUT_FINISHES:
         done.events.append({"type": "notice", "kind": "text_calls", "calls": len(calls), "text": reply.content})
         done.notices.append(f"the reply wrote {len(calls)} tool call(s) as text; running them")
         reply.tool_calls, reply.content, reply.finish_reason = calls, "", "tool_calls"
-    elif reply.tool_calls and reply.content and is_debris(reply.content):
+    elif read_text_calls and reply.tool_calls and reply.content and is_debris(reply.content):
         done.events.append({"type": "notice", "kind": "debris", "text": reply.content})
         reply.content = ""
     asked = len(reply.tool_calls)

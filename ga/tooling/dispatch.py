@@ -40,11 +40,13 @@ class _Prepared:
 
 
 class Dispatcher:
-    def __init__(self, specs: list[ToolSpec], *, drop_echoed: bool = False,
+    def __init__(self, specs: list[ToolSpec], *, drop_echoed: bool = False, repairs: bool = False,
                  floors: dict[str, dict[str, int]] | None = None):
         self.specs = {s.name: s for s in specs}
         self.drop_echoed = drop_echoed
         """Drop an optional argument that copies the schema's prose (ModelSettings.drop_echoed_arguments)."""
+        self.repairs = repairs
+        """Run each tool's own repair of a small model's slip (ToolSpec.repair; ModelSettings.tool_repairs)."""
         self.floors = floors or {}
         """Tool → integer argument → its least value; a call below it is refused with the value to send
         (ModelSettings.min_read_lines). Never raised silently: what runs is what the model asked for."""
@@ -114,7 +116,7 @@ class Dispatcher:
                 least = ", ".join(f"{k}={n}" for k, n in low.items())
                 raise ToolError(f"{spec.name} with {asked} takes a turn for very little: call it again with {least} "
                                 "or more, or leave it out for the default.")
-            if spec.repair and (repaired := spec.repair(args)) != args:
+            if self.repairs and spec.repair and (repaired := spec.repair(args)) != args:
                 changed = [f"{k}={repaired[k]!r}" + (f" (was {args[k]!r})" if k in args else "")
                            for k in repaired if args.get(k) != repaired.get(k)]
                 why = f": {spec.repaired}" if spec.repaired else ""

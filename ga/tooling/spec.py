@@ -142,8 +142,8 @@ class ToolSpec:
     editable: str | None = None
     """The argument a human edits at an approval (content, script...); None: the arguments as JSON."""
     repair: Callable[[dict], dict] | None = None
-    """This tool's own repair of an unambiguous slip, run before validation (e.g. file_read's start=0): only what
-    cannot change the meaning. The model is told what changed, and why (`repaired`)."""
+    """This tool's own repair of a small model's slip, run before validation under that model's settings only
+    (Dispatcher.repairs): only what cannot change the meaning. The model is told what changed, and why."""
     repaired: str = ""
     """Why `repair` changed arguments, for the model ("lines count from 1")."""
 

@@ -11,6 +11,7 @@ from ga.agent import Agent
 from ga.config import load_settings
 from ga.errors import ConfigError
 from ga.escalation import Escalation, gist
+from ga.model.settings import settings_for
 from ga.protocols import ToolCall
 from ga.runs.folder import Run
 from ga.testing.script import ScriptedModel, ScriptedServer, tool_call
@@ -21,6 +22,7 @@ from tests.ga.cli.test_cli import events, ga, ga_background, only_run, wait_for
 from tools import ask_user, file_read, file_write
 
 READ = [file_read.SPEC, file_write.SPEC, ask_user.SPEC]
+SMALL = settings_for("local", local=True)
 
 
 @pytest.fixture
@@ -34,11 +36,11 @@ def settings(tmp_path, workspace):
     return load_settings(env={}, home=tmp_path / "home", workdir=workspace, model="m", autonomous=True)
 
 
-def start(settings, steps, *, run=None, answer=None, interactive=False, answers=()):
+def start(settings, steps, *, run=None, answer=None, interactive=False, answers=(), model_settings=None):
     model, ui = ScriptedModel(steps), ScriptedTerminal(list(answers))
     run = run or Run.create(settings.runs_dir, "find the config file", {})
     agent = Agent(settings=settings, model=model, dispatcher=Dispatcher(READ), run=run, ui=ui,
-                  interactive=interactive, answer=answer)
+                  interactive=interactive, answer=answer, model_settings=model_settings)
     return agent.start(), model, run, ui
 
 
@@ -58,11 +60,11 @@ HERE = {"tool_calls": [tool_call("file_read", path="here.txt")]}
 DONE = {"content": "all done"}
 
 
-def test_one_failure_carries_a_small_fix_hint_and_a_success_resets(settings):
+def test_one_failure_is_its_error_alone_and_a_success_resets(settings):
     outcome, model, run, ui = start(settings, [missing(1), HERE, DONE])
     assert outcome.status == "done"
     first = results(model.requests[1])[-1]
-    assert first.startswith("No such file: missing1.txt") and "small, targeted fix" in first
+    assert first.startswith("No such file: missing1.txt") and "small, targeted fix" not in first
     assert "present" in results(model.requests[2])[-1] and "fix" not in results(model.requests[2])[-1]
     assert stages(run) == [1, 0]
     assert ui.notices == []  # an ordinary failure and its fix are not announced: the tool lines say it
@@ -70,7 +72,7 @@ def test_one_failure_carries_a_small_fix_hint_and_a_success_resets(settings):
 
 
 def test_the_third_failure_asks_for_a_change_of_approach_listing_what_was_tried(settings):
-    outcome, model, run, _ = start(settings, [missing(1), missing(2), missing(3), DONE])
+    outcome, model, run, _ = start(settings, [missing(1), missing(2), missing(3), DONE], model_settings=SMALL)
     assert outcome.status == "done"
     second, third = results(model.requests[3])[-2:]
     assert "small, targeted fix" in second and "stage 2" not in second
@@ -101,7 +103,8 @@ def test_a_success_in_between_resets_the_count(settings):
 
 def test_the_sixth_failure_asks_the_human_on_a_terminal_and_the_answer_resets(settings):
     steps = [missing(i) for i in range(1, 7)] + [missing(7), DONE]
-    outcome, model, run, ui = start(settings, steps, interactive=True, answers=["the file is here.txt"])
+    outcome, model, run, ui = start(settings, steps, interactive=True, answers=["the file is here.txt"],
+                                    model_settings=SMALL)
     assert outcome.status == "done"
     (kind, question, _), = ui.asked
     assert kind == "ask" and "Goal: find the config file" in question and "missing6.txt" in question
@@ -225,7 +228,7 @@ def test_cli_six_failures_pause_with_exit_3_and_the_answer_resumes(home, workspa
     (workspace / "real.txt").write_text("the config\n")
     steps = [*fails("a", "b", "c", "d", "e", "f"), *fails("real"), {"content": "found it"}]
     with ScriptedServer(steps) as server:
-        paused = ga(["find the config", "--json"], server, home, workspace)
+        paused = ga(["find the config", "--json"], server, home, workspace, GA_MODEL_SETTINGS="small")
         run_id = json.loads(paused.stdout)["run_id"]
         resumed = ga(["--resume", run_id, "--answer", "it is real.txt"], server, home, workspace)
         server.assert_complete()
