@@ -17,14 +17,14 @@ from ga.model.settings import ModelSettings
 from ga.outcome import Done, Outcome
 from ga.prompts import render
 from ga.protocols import UI, Memory, Model, Reply, ToolCall, Usage
-from ga.reply import CUT_FINISHES, RUNTIME_NOTES, Guard, assistant_message, tidy, unique_ids
-from ga.runs.folder import Run, tool_message
+from ga.reply import CUT_FINISHES, RUNTIME_NOTES, assistant_message, tidy, unique_ids
+from ga.runs.folder import History, Run, tool_message
 from ga.runs.mailbox import Inbox
 from ga.tooling.budget import SHOWN_RESULTS
-from ga.tooling.dispatch import Dispatcher
+from ga.tooling.dispatch import MAX_CALLS_PER_REPLY, Dispatcher, cap
 from ga.tooling.human import WaitingForAnswer, answer_result, candidates_of
 from ga.tooling.permissions import SideEffect
-from ga.tooling.spec import ToolContext, ToolResult, error
+from ga.tooling.spec import ToolContext, ToolResult, error, ran
 
 
 def system_prompt(memory: Memory | None = None, listing: str = "") -> str:
@@ -43,6 +43,8 @@ def first_message(settings: Settings, task: str, listing: str = "") -> str:
 
 
 class Agent:
+    """The loop over one run. Building it reads the run's history and changes nothing; start() does the rest."""
+
     def __init__(self, *, settings: Settings, model: Model, dispatcher: Dispatcher, run: Run, ui: UI,
                  interactive: bool, answer: str | None = None, memory: Memory | None = None,
                  model_settings: ModelSettings | None = None):
@@ -50,44 +52,54 @@ class Agent:
         self.memory = memory
         """Long-term memory (SOPs listed, reads and writes observed); None: a run without memory."""
         self.model_settings = model_settings or ModelSettings()
-        """The model's own behaviour (ga/model/settings.py): here, whether a doubtful answer is questioned once."""
+        """The model's own behaviour (ga/model/settings.py): the small-model crutches, off by default."""
         self.ctx = ToolContext(settings=settings, run_dir=run.folder, ui=ui, interactive=interactive,
                                state=run.state.setdefault("tool_state", {}), memory=memory)
-        history = run.history()
-        self.results, self.started = history.results, history.started
-        self.usage, self.tool_calls = history.usage, history.tool_calls
-        self.turns = sum(1 for m in history.messages if m["role"] == "assistant")
-        self.inbox = Inbox(run, history.mail)
-        self.answer, self.answer_mail = self.inbox.answer_for(answer)  # given, else one waiting in the mailbox
+        self.history: History | None = run.history()
+        """What the trajectory holds, until open() rebuilds the context from it."""
+        self.results, self.started = self.history.results, self.history.started
+        self.usage, self.tool_calls = self.history.usage, self.history.tool_calls
+        self.turns = sum(1 for m in self.history.messages if m["role"] == "assistant")
+        self.fresh = not self.history.messages
+        self.inbox = Inbox(run, self.history.mail)
+        self.answer, self.answer_mail = answer, None
         self.schemas = dispatcher.schemas()
-        self.fresh = not history.messages
-        system = system_prompt(memory, run.state.get("sop_listing", ""))
-        self.context = Context(system, budget=settings.context_tokens, tools=self.schemas,
-                               window=settings.model_window, state=run.state.setdefault("context", {}),
-                               save_output=self.ctx.save_output, summarise=self._summarise, on_step=self._on_step,
-                               runtime_notes=RUNTIME_NOTES)
-        self.context.extend(history.messages, {i: (r.get("details") or {}).get("full_output")
-                                               for i, r in history.results.items()})
-        self.guard = Guard(run.state.setdefault("guard", {}), settings.strikes,
-                           doubt=self.model_settings.doubt_answers)
-        self.escalation = Escalation(run=run, settings=settings, ui=ui,
-                                     failure_hint=self.model_settings.failure_hint)
+        self.context: Context | None = None
+        self.escalation = Escalation(run=run, settings=settings, ui=ui, model_settings=self.model_settings)
         self.keep_open = False
         """A caller that goes on with the run after start() returns (the chat) keeps the tools' resources (the browser,
         programs left running) open, and closes self.ctx itself."""
         self.clock = time.monotonic()
         if settings.max_time:
             self.ctx.deadline = self.clock + settings.max_time
+
+    def open(self) -> Context:
+        """Once, before the first request: the history rebuilt; for a new run, its first message (the task, the
+        project's AGENTS.md and the SOPs listed for it), recorded so that a resume sends the same prefix."""
+        if self.context is not None:
+            return self.context
+        history, run = self.history, self.run
+        self.answer, self.answer_mail = self.inbox.answer_for(self.answer)  # given, else one waiting in the mailbox
+        system = system_prompt(self.memory, run.state.get("sop_listing", ""))
+        self.context = Context(system, budget=self.settings.context_tokens, tools=self.schemas,
+                               window=self.settings.model_window, state=run.state.setdefault("context", {}),
+                               save_output=self.ctx.save_output, summarise=self._summarise, on_step=self._on_step,
+                               runtime_notes=RUNTIME_NOTES)
+        self.context.extend(history.messages, {i: (r.get("details") or {}).get("full_output")
+                                               for i, r in history.results.items()})
+        self.history = None
         if self.fresh:  # listed once, when the run starts: the first message is recorded, a resume sends it again
-            listing = memory.task_listing(run.state["task"]) if memory else ""
-            project, read = agents_md.notes(settings.workdir, settings.home)
+            listing = self.memory.task_listing(run.state["task"]) if self.memory else ""
+            project, read = agents_md.notes(self.settings.workdir, self.settings.home)
             if read:
                 run.state["agents_md"] = [str(p) for p in read]
             extra = "\n\n".join(filter(None, [project, listing]))
-            self.record({"role": "user", "content": first_message(settings, run.state["task"], extra)})
+            self.record({"role": "user", "content": first_message(self.settings, run.state["task"], extra)})
+        return self.context
 
     def start(self) -> Outcome:
         """Run until the model answers, a limit is hit, or the run pauses for a human."""
+        self.open()
         if self.run.state.get("status") == "done":
             self.run.state.pop("check_result", None)  # a done run goes on with a new message: its old check is stale
         self._set_status("running", "")
@@ -170,22 +182,28 @@ class Agent:
                        f"masked {step.masked} old tool results{folded}")
 
     def execute(self, reply: Reply) -> None:
-        tidied = tidy(reply, self.dispatcher.specs, read_text_calls=self.model_settings.text_calls)
-        for event in tidied.events:
-            self.run.append(event)
-        for line in tidied.notices:
-            self.ui.notice(line)
+        if self.model_settings.text_calls:
+            tidied = tidy(reply, self.dispatcher.specs)
+            for event in tidied.events:
+                self.run.append(event)
+            for line in tidied.notices:
+                self.ui.notice(line)
+        asked = len(reply.tool_calls)
+        reply.tool_calls, not_run = cap(reply.tool_calls)
+        if not_run:
+            self.run.append({"type": "notice", "kind": "too_many_calls", "asked": asked, "run": MAX_CALLS_PER_REPLY})
+            self.ui.notice(f"the reply asked for {asked} tool calls; running the first {MAX_CALLS_PER_REPLY}")
         unique_ids(reply.tool_calls, self.results, self.turns)
-        nudge = self.guard.check(reply)
+        nudge = self.escalation.reply(reply)
         if reply.finish_reason in CUT_FINISHES and reply.tool_calls:
             self.record(assistant_message(reply, drop_arguments=True), reply.usage)
             for call in reply.tool_calls:
-                self.on_result(call, error(nudge, stage="arguments"))
+                self.on_result(call, error(nudge[1], stage="arguments"))
             return
         if nudge:
             self.record(assistant_message(reply), reply.usage)
-            self.run.append({"type": "nudge", "kind": self.guard.kind})  # what memory reads, never the wording
-            self.record({"role": "user", "content": nudge})
+            self.run.append({"type": "nudge", "kind": nudge[0]})  # what memory reads, never the wording
+            self.record({"role": "user", "content": nudge[1]})
             return
         self.record(assistant_message(reply), reply.usage, reasoning=reply.reasoning)
         if not reply.tool_calls:
@@ -193,10 +211,9 @@ class Agent:
             return
         results = self.dispatcher.dispatch(reply.tool_calls, self.ctx, on_start=self.on_start, on_result=self.on_result,
                                            budget=self.context.results_budget())
-        if tidied.not_run:
-            self.record({"role": "user", "content": tidied.not_run})
-        self.guard.after_calls(results)
-        self.settle()
+        if not_run:
+            self.record({"role": "user", "content": not_run})
+        self.settle(results)
 
     def answered(self, reply: Reply) -> None:
         """The model's final answer: the run is done, unless the user's --check says the work is not."""
@@ -231,10 +248,11 @@ class Agent:
             self.answer = None
         self.settle()
 
-    def settle(self) -> None:
-        """After a turn's results: a no-progress loop is stopped; at stage 3 the human is asked (or the run pauses)."""
-        if note := self.escalation.after_turn(self.ctx):
-            self.record(note)
+    def settle(self, results: list[ToolResult] | None = None) -> None:
+        """After a turn's results (`results`: those of the model's calls): at stage 3 the human is asked (or the run
+        pauses), and the answer recorded."""
+        if note := self.escalation.after_turn(self.ctx, results):
+            self.record(note, human=True)
 
     def _rerunnable(self, name: str) -> bool:
         spec = self.dispatcher.specs.get(name)
@@ -285,7 +303,7 @@ class Agent:
         self.run.append({"type": "result", "id": call.id, "name": call.name, "content": result.content,
                          "is_error": result.is_error, "details": result.details})
         self.results[call.id] = {"content": result.content}
-        self.tool_calls += 1
+        self.tool_calls += ran(result.details)
         # a final answer right after a failed step is not verified: what failed is said then
         self.run.state["last_failed"] = f"{call.name}: {gist(result.content, 120)}" if result.is_error else ""
         self.context.add(tool_message(call.id, result.content), full_output=result.details.get("full_output"))

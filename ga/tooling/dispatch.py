@@ -27,6 +27,16 @@ log = logging.getLogger(__name__)
 MAX_PARALLEL = 10
 MAX_CALLS_PER_REPLY = 32
 """Tool calls run from one reply; the model is told that the rest were not run."""
+TOO_MANY = ("Only the first {limit} of your {asked} tool calls were run; the other {rest} were not. Call again "
+            "for those still needed, at most {limit} per reply.")
+
+
+def cap(calls: list[ToolCall]) -> tuple[list[ToolCall], str]:
+    """The calls of one reply that run (the first MAX_CALLS_PER_REPLY), and what the model is told of the rest."""
+    if len(calls) <= MAX_CALLS_PER_REPLY:
+        return calls, ""
+    rest = len(calls) - MAX_CALLS_PER_REPLY
+    return calls[:MAX_CALLS_PER_REPLY], TOO_MANY.format(limit=MAX_CALLS_PER_REPLY, asked=len(calls), rest=rest)
 
 
 @dataclass(kw_only=True)
@@ -101,7 +111,8 @@ class Dispatcher:
         if spec is None:
             names = ", ".join(self.specs)
             name = arguments.echo(repr(call.name), 80)
-            return _Prepared(call=call, result=error(f"Unknown tool {name}. Available tools: {names}."))
+            return _Prepared(call=call, result=error(f"Unknown tool {name}. Available tools: {names}.",
+                                                     stage="unknown"))
         try:
             decoded, note = arguments.decode(call.arguments, spec.name)
             args, notes = arguments.repair(decoded, spec.parameters), [note] if note else []

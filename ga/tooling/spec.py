@@ -174,6 +174,16 @@ def redacted(result: ToolResult) -> ToolResult:
     return result
 
 
+NOT_RUN = frozenset({"unknown", "arguments", "permission"})
+"""details["stage"] of a call refused before its tool ran (an unknown tool, arguments that do not fit, a refusal):
+it is no tool call in a run's count."""
+
+
+def ran(result_details: dict) -> bool:
+    """Whether a result (its details) is that of a call whose tool ran."""
+    return result_details.get("stage") not in NOT_RUN
+
+
 def error(message: str, **details: object) -> ToolResult:
     return ToolResult(content=message, details=dict(details), is_error=True)
 
