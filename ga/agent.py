@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import platform
 import time
 from dataclasses import asdict
 
@@ -15,31 +14,16 @@ from ga.escalation import Escalation, gist
 from ga.invocation import invocation
 from ga.model.settings import ModelSettings
 from ga.outcome import Done, Outcome
-from ga.prompts import render
+from ga.prompts import first_message, system_prompt
 from ga.protocols import UI, Memory, Model, Reply, ToolCall, Usage
 from ga.reply import CUT_FINISHES, RUNTIME_NOTES, assistant_message, tidy, unique_ids
 from ga.runs.folder import History, Run, tool_message
 from ga.runs.mailbox import Inbox
 from ga.tooling.budget import SHOWN_RESULTS
-from ga.tooling.dispatch import MAX_CALLS_PER_REPLY, Dispatcher, cap
+from ga.tooling.dispatch import Dispatcher, cap
 from ga.tooling.human import WaitingForAnswer, answer_result, candidates_of
 from ga.tooling.permissions import SideEffect
 from ga.tooling.spec import ToolContext, ToolResult, error, ran
-
-
-def system_prompt(memory: Memory | None = None, listing: str = "") -> str:
-    """The same for every run and workspace (the L1 memory index changes only when memory does), so a
-    prompt-caching server reuses it. What varies per run (workspace, platform, date, the SOPs and facts that fit
-    the task) goes into the first user message. `listing`: a run begun before that kept it here."""
-    return "\n\n".join(filter(None, [render("system.md"), memory.system_section() if memory else "", listing]))
-
-
-def first_message(settings: Settings, task: str, listing: str = "") -> str:
-    """The run's first user message: where and when, the task, then the project's AGENTS.md and what memory has
-    for it (beside the task, where a small model reads it)."""
-    head = render("task.md", workdir=settings.workdir, platform=f"{platform.system()} {platform.machine()}",
-                  date=time.strftime("%Y-%m-%d"), task=task)
-    return f"{head}\n\n{listing}" if listing else head
 
 
 class Agent:
@@ -49,14 +33,13 @@ class Agent:
                  interactive: bool, answer: str | None = None, memory: Memory | None = None,
                  model_settings: ModelSettings | None = None):
         self.settings, self.model, self.dispatcher, self.run, self.ui = settings, model, dispatcher, run, ui
-        self.memory = memory
-        """Long-term memory (SOPs listed, reads and writes observed); None: a run without memory."""
+        self.memory = memory  # SOPs listed, reads and writes observed; None: a run without memory
         self.model_settings = model_settings or ModelSettings()
         """The model's own behaviour (ga/model/settings.py): the small-model crutches, off by default."""
         self.ctx = ToolContext(settings=settings, run_dir=run.folder, ui=ui, interactive=interactive,
                                state=run.state.setdefault("tool_state", {}), memory=memory)
-        self.history: History | None = run.history()
-        """What the trajectory holds, until open() rebuilds the context from it."""
+        self.history: History = run.history()
+        """What the trajectory held when the loop was built: open() rebuilds the context from it."""
         self.results, self.started = self.history.results, self.history.started
         self.usage, self.tool_calls = self.history.usage, self.history.tool_calls
         self.turns = sum(1 for m in self.history.messages if m["role"] == "assistant")
@@ -67,8 +50,7 @@ class Agent:
         self.context: Context | None = None
         self.escalation = Escalation(run=run, settings=settings, ui=ui, model_settings=self.model_settings)
         self.keep_open = False
-        """A caller that goes on with the run after start() returns (the chat) keeps the tools' resources (the browser,
-        programs left running) open, and closes self.ctx itself."""
+        """The chat goes on with the run after start() returns: the tools' resources stay open (it closes ctx)."""
         self.clock = time.monotonic()
         if settings.max_time:
             self.ctx.deadline = self.clock + settings.max_time
@@ -87,7 +69,6 @@ class Agent:
                                runtime_notes=RUNTIME_NOTES)
         self.context.extend(history.messages, {i: (r.get("details") or {}).get("full_output")
                                                for i, r in history.results.items()})
-        self.history = None
         if self.fresh:  # listed once, when the run starts: the first message is recorded, a resume sends it again
             listing = self.memory.task_listing(run.state["task"]) if self.memory else ""
             project, read = agents_md.notes(self.settings.workdir, self.settings.home)
@@ -182,17 +163,14 @@ class Agent:
                        f"masked {step.masked} old tool results{folded}")
 
     def execute(self, reply: Reply) -> None:
-        if self.model_settings.text_calls:
-            tidied = tidy(reply, self.dispatcher.specs)
-            for event in tidied.events:
-                self.run.append(event)
-            for line in tidied.notices:
-                self.ui.notice(line)
-        asked = len(reply.tool_calls)
+        for event in tidy(reply, self.dispatcher.specs) if self.model_settings.text_calls else []:
+            self.run.append(event)
+            if event["kind"] == "text_calls":
+                self.ui.notice(f"the reply wrote {event['calls']} tool call(s) as text; running them")
         reply.tool_calls, not_run = cap(reply.tool_calls)
         if not_run:
-            self.run.append({"type": "notice", "kind": "too_many_calls", "asked": asked, "run": MAX_CALLS_PER_REPLY})
-            self.ui.notice(f"the reply asked for {asked} tool calls; running the first {MAX_CALLS_PER_REPLY}")
+            self.run.append({"type": "notice", "kind": "too_many_calls", "text": not_run})
+            self.ui.notice(not_run.split(";")[0])
         unique_ids(reply.tool_calls, self.results, self.turns)
         nudge = self.escalation.reply(reply)
         if reply.finish_reason in CUT_FINISHES and reply.tool_calls:
@@ -217,11 +195,9 @@ class Agent:
 
     def answered(self, reply: Reply) -> None:
         """The model's final answer: the run is done, unless the user's --check says the work is not."""
-        if not self.settings.check:
-            raise Done(reply.content)
-        checked = run_check(self.settings.check, number=self.turns, dispatcher=self.dispatcher, ctx=self.ctx,
-                            run=self.run, ui=self.ui, escalation=self.escalation)
-        if checked.passed:
+        if not self.settings.check or (checked := run_check(
+                self.settings.check, number=self.turns, dispatcher=self.dispatcher, ctx=self.ctx, run=self.run,
+                ui=self.ui, escalation=self.escalation)).passed:
             raise Done(reply.content)
         self.record(checked.message)
         self.settle()
@@ -242,9 +218,9 @@ class Agent:
             else:
                 self.dispatcher.dispatch([call], self.ctx, on_start=self.on_start, on_result=self.on_result,
                                          budget=self.context.results_budget())
-        if self.answer is not None:
-            added = {"role": "user", "content": f"The user adds: {self.answer}"}
-            self.record(self.escalation.answered(self.answer) or added, mail=self.answer_mail, human=True)
+        if self.answer is not None:  # an answer to stage 3's question, else a message of the user's
+            said = self.escalation.answered(self.answer) or {"role": "user", "content": f"The user adds: {self.answer}"}
+            self.record(said, mail=self.answer_mail, human=True)
             self.answer = None
         self.settle()
 
@@ -255,8 +231,7 @@ class Agent:
             self.record(note, human=True)
 
     def _rerunnable(self, name: str) -> bool:
-        spec = self.dispatcher.specs.get(name)
-        return spec is not None and spec.side_effect is SideEffect.READ_ONLY
+        return getattr(self.dispatcher.specs.get(name), "side_effect", None) is SideEffect.READ_ONLY
 
     def check_limits(self) -> None:
         s, resume = self.settings, f"{invocation()} --resume {self.run.id}"
@@ -283,9 +258,7 @@ class Agent:
         self.context.add(message)
 
     def on_start(self, call: ToolCall, args: dict) -> None:
-        # a stop request ends the run after the current tool; only read-only calls run in parallel groups, so a
-        # group cut here leaves nothing that cannot simply run on resume
-        self.inbox.stop_if_asked()
+        self.inbox.stop_if_asked()  # a stop ends the run between calls (parallel groups are read-only: rerunnable)
         if self.memory:  # the workspace kept before its first change, for learning after the run
             self.memory.before(call.name, args, self.ctx.state)
         self.ui.tool_start(call, args)
@@ -294,8 +267,7 @@ class Agent:
 
     def on_result(self, call: ToolCall, result: ToolResult) -> None:
         self.ui.tool_done(call, result)
-        # adds the stage hint; its notice follows the tool line
-        result = self.escalation.observe(call, result, read_only=self._rerunnable(call.name))
+        result = self.escalation.observe(call, result, read_only=self._rerunnable(call.name))  # with its hint
         if self.memory:  # SOP reads for the ledger; memory writes guarded
             self.memory.observe(call.name, result, self.ctx.state)
         # state first: a kill between the two leaves the call "started, no result", never a lost state change
@@ -304,7 +276,7 @@ class Agent:
                          "is_error": result.is_error, "details": result.details})
         self.results[call.id] = {"content": result.content}
         self.tool_calls += ran(result.details)
-        # a final answer right after a failed step is not verified: what failed is said then
+        # a final answer right after a failed step is not verified (Outcome.verified)
         self.run.state["last_failed"] = f"{call.name}: {gist(result.content, 120)}" if result.is_error else ""
         self.context.add(tool_message(call.id, result.content), full_output=result.details.get("full_output"))
         if result.details.get("killed") == "interrupted":

@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 import json
 import re
-from dataclasses import dataclass, field
 
 from ga.errors import AgentStop
 from ga.model.text_calls import is_debris, text_calls
@@ -101,27 +100,19 @@ def _runtime_pieces(echoes: tuple[str, ...]) -> tuple[str, ...]:
     return ("escalation stage", *(p for p in pieces if len(p) >= 20))
 
 
-@dataclass(kw_only=True)
-class Tidied:
-    """What tidy() changed in a reply, for the trajectory and the terminal."""
-
-    events: list[dict] = field(default_factory=list)
-    notices: list[str] = field(default_factory=list)
-
-
-def tidy(reply: Reply, known: set[str] | dict) -> Tidied:
+def tidy(reply: Reply, known: set[str] | dict) -> list[dict]:
     """A small model's reply made usable (ModelSettings.text_calls): calls written as text become calls, and
-    streamed debris beside calls is dropped."""
-    done = Tidied()
+    streamed debris beside calls is dropped. Returns the trajectory's notices of what was done."""
     calls = [] if reply.tool_calls or reply.finish_reason in CUT_FINISHES else text_calls(reply.content, known)
     if calls:
-        done.events.append({"type": "notice", "kind": "text_calls", "calls": len(calls), "text": reply.content})
-        done.notices.append(f"the reply wrote {len(calls)} tool call(s) as text; running them")
+        event = {"type": "notice", "kind": "text_calls", "calls": len(calls), "text": reply.content}
         reply.tool_calls, reply.content, reply.finish_reason = calls, "", "tool_calls"
-    elif reply.tool_calls and reply.content and is_debris(reply.content):
-        done.events.append({"type": "notice", "kind": "debris", "text": reply.content})
+        return [event]
+    if reply.tool_calls and reply.content and is_debris(reply.content):
+        event = {"type": "notice", "kind": "debris", "text": reply.content}
         reply.content = ""
-    return done
+        return [event]
+    return []
 
 
 def _arguments_text(arguments: str | dict | None) -> str:

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from ga.agent import first_message, system_prompt
 from ga.config import load_settings
 from ga.model.settings import settings_for
 from ga.model.text_calls import is_debris, text_calls
+from ga.prompts import first_message, system_prompt
 from ga.reply import not_an_answer
 from ga.tooling.dispatch import MAX_CALLS_PER_REPLY
 from memory.hooks import RunMemory
