@@ -60,10 +60,6 @@ class ModelSettings:
     """The SOPs listed for a task are shown whole (up to a few hundred tokens each), not only named: a small model
     follows a usage line it can see, and seldom opens a file to find one. Short ones are shown whole to every model."""
 
-    @property
-    def small(self) -> bool:
-        return self.name != "default"
-
 
 @functools.cache
 def _entries() -> dict[str, dict]:
