@@ -67,7 +67,7 @@ def _edges() -> list[tuple[str, str]]:
 
 def test_tools_folder_holds_only_the_tools_and_what_they_share():
     top = {p.stem for p in (ROOT / "tools").glob("*.py")}
-    assert top == {"__init__", "fileio", *tools.TOOL_MODULES}
+    assert top == {"__init__", *tools.TOOL_MODULES}
     assert not [p.name for p in (ROOT / "tools").iterdir() if p.is_file() and p.suffix not in (".py",)]
 
 

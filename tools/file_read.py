@@ -16,7 +16,7 @@ from ga.tooling import stamps
 from ga.tooling.budget import SHOWN_RESULTS
 from ga.tooling.permissions import SideEffect
 from ga.tooling.spec import ToolContext, ToolResult, ToolSpec
-from tools import fileio
+from tools.files import fileio
 from tools.files.confined import Place, confined
 
 MAX_LINE_CHARS = 2000

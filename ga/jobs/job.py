@@ -34,7 +34,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 from ga.errors import ConfigError
-from ga.tooling.disk import atomic_write
+from ga.runs.disk import atomic_write
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _EVERY = re.compile(r"(\d+(?:\.\d+)?)\s*(s|sec|m|min|h|d)?", re.IGNORECASE)

@@ -24,7 +24,7 @@ from ga.errors import AgentStop, ConfigError
 from ga.invocation import invocation
 from ga.protocols import Usage
 from ga.runs import liveness, trust
-from ga.tooling.disk import atomic_write, hold_lock, private_folder
+from ga.runs.disk import atomic_write, hold_lock, private_folder
 from ga.tooling.encoding import dumps
 from ga.tooling.redact import redact_data
 from ga.tooling.spec import ran

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ga.errors import ToolError
-from ga.tooling.disk import private_folder
 
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext
@@ -129,7 +128,8 @@ def _launch(launched: Launched, chromium: Any, executable: str, note: Callable[[
     if env := browser_env():
         options["env"] = env
     if profile is not None:
-        profile = private_folder(profile)  # cookies and logins: the user's only
+        profile.mkdir(mode=0o700, parents=True, exist_ok=True)
+        profile.chmod(0o700)  # cookies and logins: the user's only
         try:
             launched.context = chromium.launch_persistent_context(str(profile), bypass_csp=True,
                                                                   service_workers="block", **options)
