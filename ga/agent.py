@@ -34,12 +34,10 @@ class Agent:
                  model_settings: ModelSettings | None = None):
         self.settings, self.model, self.dispatcher, self.run, self.ui = settings, model, dispatcher, run, ui
         self.memory = memory  # SOPs listed, reads and writes observed; None: a run without memory
-        self.model_settings = model_settings or ModelSettings()
-        """The model's own behaviour (ga/model/settings.py): the small-model crutches, off by default."""
+        self.model_settings = model_settings or ModelSettings()  # the small-model crutches (ga/model/settings.py)
         self.ctx = ToolContext(settings=settings, run_dir=run.folder, ui=ui, interactive=interactive,
                                state=run.state.setdefault("tool_state", {}), memory=memory)
-        self.history: History = run.history()
-        """What the trajectory held when the loop was built: open() rebuilds the context from it."""
+        self.history: History = run.history()  # as the loop was built: open() rebuilds the context from it
         self.results, self.started = self.history.results, self.history.started
         self.usage, self.tool_calls = self.history.usage, self.history.tool_calls
         self.turns = sum(1 for m in self.history.messages if m["role"] == "assistant")
@@ -49,8 +47,7 @@ class Agent:
         self.schemas = dispatcher.schemas()
         self.context: Context | None = None
         self.escalation = Escalation(run=run, settings=settings, ui=ui, model_settings=self.model_settings)
-        self.keep_open = False
-        """The chat goes on with the run after start() returns: the tools' resources stay open (it closes ctx)."""
+        self.keep_open = False  # the chat goes on after start() returns: the tools stay open (it closes ctx)
         self.clock = time.monotonic()
         if settings.max_time:
             self.ctx.deadline = self.clock + settings.max_time
@@ -153,8 +150,7 @@ class Agent:
 
     def _on_step(self, step: Step) -> None:
         shown = self.ctx.state.get(SHOWN_RESULTS, {})
-        for call_id in step.forgotten:
-            shown.pop(call_id, None)
+        self.ctx.state[SHOWN_RESULTS] = {k: v for k, v in shown.items() if k not in step.forgotten}
         self.run.save_state()  # masks are saved before the request that shows them: a resume sends the same prefix
         self.run.append({"type": "context", "before": step.before, "after": step.after, "masked": step.masked,
                          "folded": step.folded, "budget": self.context.budget})
@@ -225,8 +221,7 @@ class Agent:
         self.settle()
 
     def settle(self, results: list[ToolResult] | None = None) -> None:
-        """After a turn's results (`results`: those of the model's calls): at stage 3 the human is asked (or the run
-        pauses), and the answer recorded."""
+        """After a turn (`results`: its calls'): at stage 3 the human is asked (or the run pauses), the answer kept."""
         if note := self.escalation.after_turn(self.ctx, results):
             self.record(note, human=True)
 
@@ -270,8 +265,7 @@ class Agent:
         result = self.escalation.observe(call, result, read_only=self._rerunnable(call.name))  # with its hint
         if self.memory:  # SOP reads for the ledger; memory writes guarded
             self.memory.observe(call.name, result, self.ctx.state)
-        # state first: a kill between the two leaves the call "started, no result", never a lost state change
-        self.run.save_state()
+        self.run.save_state()  # state first: a kill next leaves "started, no result", never a lost state change
         self.run.append({"type": "result", "id": call.id, "name": call.name, "content": result.content,
                          "is_error": result.is_error, "details": result.details})
         self.results[call.id] = {"content": result.content}
@@ -283,8 +277,8 @@ class Agent:
             raise KeyboardInterrupt  # Ctrl-C during a program: it was killed and recorded; now the run stops
 
     def _outcome(self, stop: AgentStop) -> Outcome:
-        asked = isinstance(stop, WaitingForAnswer)
-        question = {"question": stop.question, "candidates": stop.candidates} if asked else None
+        question = ({"question": stop.question, "candidates": stop.candidates}
+                    if isinstance(stop, WaitingForAnswer) else None)
         answer = str(stop)
         if self.settings.check and stop.status in ("limit", "failed", "interrupted", "paused"):
             answer += f" The check `{self.settings.check}` never passed."

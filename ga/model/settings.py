@@ -52,7 +52,6 @@ class ModelSettings:
     min_read_lines: int = 0
     """A file_read `count` below this is refused with a hint to ask for more (0: any count). A small model paged a
     675-line README three lines a turn, taking the 3 of "three bullet points" for a count."""
-
     max_reply_tokens: int = 0
     """One reply's tokens at most, below GA_MAX_OUTPUT_TOKENS (0: that alone). A 1.5B model's looping reply ran for
     7 minutes at 8,192 tokens and spent a run's whole time."""
