@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import platform
 import time
 from dataclasses import asdict
 
@@ -15,78 +14,70 @@ from ga.escalation import Escalation, gist
 from ga.invocation import invocation
 from ga.model.settings import ModelSettings
 from ga.outcome import Done, Outcome
-from ga.prompts import render
+from ga.prompts import first_message, system_prompt
 from ga.protocols import UI, Memory, Model, Reply, ToolCall, Usage
-from ga.reply import CUT_FINISHES, RUNTIME_NOTES, Guard, assistant_message, tidy, unique_ids
-from ga.runs.folder import Run, tool_message
+from ga.reply import CUT_FINISHES, RUNTIME_NOTES, assistant_message, tidy, unique_ids
+from ga.runs.folder import History, Run, tool_message
 from ga.runs.mailbox import Inbox
 from ga.tooling.budget import SHOWN_RESULTS
-from ga.tooling.dispatch import Dispatcher
+from ga.tooling.dispatch import Dispatcher, cap
 from ga.tooling.human import WaitingForAnswer, answer_result, candidates_of
 from ga.tooling.permissions import SideEffect
-from ga.tooling.spec import ToolContext, ToolResult, error
-
-
-def system_prompt(memory: Memory | None = None, listing: str = "") -> str:
-    """The same for every run and workspace (the L1 memory index changes only when memory does), so a
-    prompt-caching server reuses it. What varies per run (workspace, platform, date, the SOPs and facts that fit
-    the task) goes into the first user message. `listing`: a run begun before that kept it here."""
-    return "\n\n".join(filter(None, [render("system.md"), memory.system_section() if memory else "", listing]))
-
-
-def first_message(settings: Settings, task: str, listing: str = "") -> str:
-    """The run's first user message: where and when, the task, then the project's AGENTS.md and what memory has
-    for it (beside the task, where a small model reads it)."""
-    head = render("task.md", workdir=settings.workdir, platform=f"{platform.system()} {platform.machine()}",
-                  date=time.strftime("%Y-%m-%d"), task=task)
-    return f"{head}\n\n{listing}" if listing else head
+from ga.tooling.spec import ToolContext, ToolResult, error, ran
 
 
 class Agent:
+    """The loop over one run. Building it reads the run's history and changes nothing; start() does the rest."""
+
     def __init__(self, *, settings: Settings, model: Model, dispatcher: Dispatcher, run: Run, ui: UI,
                  interactive: bool, answer: str | None = None, memory: Memory | None = None,
                  model_settings: ModelSettings | None = None):
         self.settings, self.model, self.dispatcher, self.run, self.ui = settings, model, dispatcher, run, ui
-        self.memory = memory
-        """Long-term memory (SOPs listed, reads and writes observed); None: a run without memory."""
-        self.model_settings = model_settings or ModelSettings()
-        """The model's own behaviour (ga/model/settings.py): here, whether a doubtful answer is questioned once."""
+        self.memory = memory  # SOPs listed, reads and writes observed; None: a run without memory
+        self.model_settings = model_settings or ModelSettings()  # the small-model crutches (ga/model/settings.py)
         self.ctx = ToolContext(settings=settings, run_dir=run.folder, ui=ui, interactive=interactive,
                                state=run.state.setdefault("tool_state", {}), memory=memory)
-        history = run.history()
-        self.results, self.started = history.results, history.started
-        self.usage, self.tool_calls = history.usage, history.tool_calls
-        self.turns = sum(1 for m in history.messages if m["role"] == "assistant")
-        self.inbox = Inbox(run, history.mail)
-        self.answer, self.answer_mail = self.inbox.answer_for(answer)  # given, else one waiting in the mailbox
+        self.history: History = run.history()  # as the loop was built: open() rebuilds the context from it
+        self.results, self.started = self.history.results, self.history.started
+        self.usage, self.tool_calls = self.history.usage, self.history.tool_calls
+        self.turns = sum(1 for m in self.history.messages if m["role"] == "assistant")
+        self.fresh = not self.history.messages
+        self.inbox = Inbox(run, self.history.mail)
+        self.answer, self.answer_mail = answer, None
         self.schemas = dispatcher.schemas()
-        self.fresh = not history.messages
-        system = system_prompt(memory, run.state.get("sop_listing", ""))
-        self.context = Context(system, budget=settings.context_tokens, tools=self.schemas,
-                               window=settings.model_window, state=run.state.setdefault("context", {}),
+        self.context: Context | None = None
+        self.escalation = Escalation(run=run, settings=settings, ui=ui, model_settings=self.model_settings)
+        self.keep_open = False  # the chat goes on after start() returns: the tools stay open (it closes ctx)
+        self.clock = time.monotonic()
+        if settings.max_time:
+            self.ctx.deadline = self.clock + settings.max_time
+
+    def open(self) -> Context:
+        """Once, before the first request: the history rebuilt; for a new run, its first message (the task, the
+        project's AGENTS.md and the SOPs listed for it), recorded so that a resume sends the same prefix."""
+        if self.context is not None:
+            return self.context
+        history, run = self.history, self.run
+        self.answer, self.answer_mail = self.inbox.answer_for(self.answer)  # given, else one waiting in the mailbox
+        system = system_prompt(self.memory, run.state.get("sop_listing", ""))
+        self.context = Context(system, budget=self.settings.context_tokens, tools=self.schemas,
+                               window=self.settings.model_window, state=run.state.setdefault("context", {}),
                                save_output=self.ctx.save_output, summarise=self._summarise, on_step=self._on_step,
                                runtime_notes=RUNTIME_NOTES)
         self.context.extend(history.messages, {i: (r.get("details") or {}).get("full_output")
                                                for i, r in history.results.items()})
-        self.guard = Guard(run.state.setdefault("guard", {}), settings.strikes,
-                           doubt=self.model_settings.doubt_answers)
-        self.escalation = Escalation(run=run, settings=settings, ui=ui)
-        self.keep_open = False
-        """A caller that goes on with the run after start() returns (the chat) keeps the tools' resources (the browser,
-        programs left running) open, and closes self.ctx itself."""
-        self.clock = time.monotonic()
-        if settings.max_time:
-            self.ctx.deadline = self.clock + settings.max_time
         if self.fresh:  # listed once, when the run starts: the first message is recorded, a resume sends it again
-            listing = memory.task_listing(run.state["task"]) if memory else ""
-            project, read = agents_md.notes(settings.workdir, settings.home)
+            listing = self.memory.task_listing(run.state["task"]) if self.memory else ""
+            project, read = agents_md.notes(self.settings.workdir, self.settings.home)
             if read:
                 run.state["agents_md"] = [str(p) for p in read]
             extra = "\n\n".join(filter(None, [project, listing]))
-            self.record({"role": "user", "content": first_message(settings, run.state["task"], extra)})
+            self.record({"role": "user", "content": first_message(self.settings, run.state["task"], extra)})
+        return self.context
 
     def start(self) -> Outcome:
         """Run until the model answers, a limit is hit, or the run pauses for a human."""
+        self.open()
         if self.run.state.get("status") == "done":
             self.run.state.pop("check_result", None)  # a done run goes on with a new message: its old check is stale
         self._set_status("running", "")
@@ -159,8 +150,7 @@ class Agent:
 
     def _on_step(self, step: Step) -> None:
         shown = self.ctx.state.get(SHOWN_RESULTS, {})
-        for call_id in step.forgotten:
-            shown.pop(call_id, None)
+        self.ctx.state[SHOWN_RESULTS] = {k: v for k, v in shown.items() if k not in step.forgotten}
         self.run.save_state()  # masks are saved before the request that shows them: a resume sends the same prefix
         self.run.append({"type": "context", "before": step.before, "after": step.after, "masked": step.masked,
                          "folded": step.folded, "budget": self.context.budget})
@@ -169,22 +159,25 @@ class Agent:
                        f"masked {step.masked} old tool results{folded}")
 
     def execute(self, reply: Reply) -> None:
-        tidied = tidy(reply, self.dispatcher.specs)
-        for event in tidied.events:
+        for event in tidy(reply, self.dispatcher.specs) if self.model_settings.text_calls else []:
             self.run.append(event)
-        for line in tidied.notices:
-            self.ui.notice(line)
+            if event["kind"] == "text_calls":
+                self.ui.notice(f"the reply wrote {event['calls']} tool call(s) as text; running them")
+        reply.tool_calls, not_run = cap(reply.tool_calls)
+        if not_run:
+            self.run.append({"type": "notice", "kind": "too_many_calls", "text": not_run})
+            self.ui.notice(not_run.split(";")[0])
         unique_ids(reply.tool_calls, self.results, self.turns)
-        nudge = self.guard.check(reply)
+        nudge = self.escalation.reply(reply)
         if reply.finish_reason in CUT_FINISHES and reply.tool_calls:
             self.record(assistant_message(reply, drop_arguments=True), reply.usage)
             for call in reply.tool_calls:
-                self.on_result(call, error(nudge, stage="arguments"))
+                self.on_result(call, error(nudge[1], stage="arguments"))
             return
         if nudge:
             self.record(assistant_message(reply), reply.usage)
-            self.run.append({"type": "nudge", "kind": self.guard.kind})  # what memory reads, never the wording
-            self.record({"role": "user", "content": nudge})
+            self.run.append({"type": "nudge", "kind": nudge[0]})  # what memory reads, never the wording
+            self.record({"role": "user", "content": nudge[1]})
             return
         self.record(assistant_message(reply), reply.usage, reasoning=reply.reasoning)
         if not reply.tool_calls:
@@ -192,18 +185,15 @@ class Agent:
             return
         results = self.dispatcher.dispatch(reply.tool_calls, self.ctx, on_start=self.on_start, on_result=self.on_result,
                                            budget=self.context.results_budget())
-        if tidied.not_run:
-            self.record({"role": "user", "content": tidied.not_run})
-        self.guard.after_calls(results)
-        self.settle()
+        if not_run:
+            self.record({"role": "user", "content": not_run})
+        self.settle(results)
 
     def answered(self, reply: Reply) -> None:
         """The model's final answer: the run is done, unless the user's --check says the work is not."""
-        if not self.settings.check:
-            raise Done(reply.content)
-        checked = run_check(self.settings.check, number=self.turns, dispatcher=self.dispatcher, ctx=self.ctx,
-                            run=self.run, ui=self.ui, escalation=self.escalation)
-        if checked.passed:
+        if not self.settings.check or (checked := run_check(
+                self.settings.check, number=self.turns, dispatcher=self.dispatcher, ctx=self.ctx, run=self.run,
+                ui=self.ui, escalation=self.escalation)).passed:
             raise Done(reply.content)
         self.record(checked.message)
         self.settle()
@@ -224,20 +214,19 @@ class Agent:
             else:
                 self.dispatcher.dispatch([call], self.ctx, on_start=self.on_start, on_result=self.on_result,
                                          budget=self.context.results_budget())
-        if self.answer is not None:
-            added = {"role": "user", "content": f"The user adds: {self.answer}"}
-            self.record(self.escalation.answered(self.answer) or added, mail=self.answer_mail, human=True)
+        if self.answer is not None:  # an answer to stage 3's question, else a message of the user's
+            said = self.escalation.answered(self.answer) or {"role": "user", "content": f"The user adds: {self.answer}"}
+            self.record(said, mail=self.answer_mail, human=True)
             self.answer = None
         self.settle()
 
-    def settle(self) -> None:
-        """After a turn's results: a no-progress loop is stopped; at stage 3 the human is asked (or the run pauses)."""
-        if note := self.escalation.after_turn(self.ctx):
-            self.record(note)
+    def settle(self, results: list[ToolResult] | None = None) -> None:
+        """After a turn (`results`: its calls'): at stage 3 the human is asked (or the run pauses), the answer kept."""
+        if note := self.escalation.after_turn(self.ctx, results):
+            self.record(note, human=True)
 
     def _rerunnable(self, name: str) -> bool:
-        spec = self.dispatcher.specs.get(name)
-        return spec is not None and spec.side_effect is SideEffect.READ_ONLY
+        return getattr(self.dispatcher.specs.get(name), "side_effect", None) is SideEffect.READ_ONLY
 
     def check_limits(self) -> None:
         s, resume = self.settings, f"{invocation()} --resume {self.run.id}"
@@ -264,9 +253,7 @@ class Agent:
         self.context.add(message)
 
     def on_start(self, call: ToolCall, args: dict) -> None:
-        # a stop request ends the run after the current tool; only read-only calls run in parallel groups, so a
-        # group cut here leaves nothing that cannot simply run on resume
-        self.inbox.stop_if_asked()
+        self.inbox.stop_if_asked()  # a stop ends the run between calls (parallel groups are read-only: rerunnable)
         if self.memory:  # the workspace kept before its first change, for learning after the run
             self.memory.before(call.name, args, self.ctx.state)
         self.ui.tool_start(call, args)
@@ -275,25 +262,23 @@ class Agent:
 
     def on_result(self, call: ToolCall, result: ToolResult) -> None:
         self.ui.tool_done(call, result)
-        # adds the stage hint; its notice follows the tool line
-        result = self.escalation.observe(call, result, read_only=self._rerunnable(call.name))
+        result = self.escalation.observe(call, result, read_only=self._rerunnable(call.name))  # with its hint
         if self.memory:  # SOP reads for the ledger; memory writes guarded
             self.memory.observe(call.name, result, self.ctx.state)
-        # state first: a kill between the two leaves the call "started, no result", never a lost state change
-        self.run.save_state()
+        self.run.save_state()  # state first: a kill next leaves "started, no result", never a lost state change
         self.run.append({"type": "result", "id": call.id, "name": call.name, "content": result.content,
                          "is_error": result.is_error, "details": result.details})
         self.results[call.id] = {"content": result.content}
-        self.tool_calls += 1
-        # a final answer right after a failed step is not verified: what failed is said then
+        self.tool_calls += ran(result.details)
+        # a final answer right after a failed step is not verified (Outcome.verified)
         self.run.state["last_failed"] = f"{call.name}: {gist(result.content, 120)}" if result.is_error else ""
         self.context.add(tool_message(call.id, result.content), full_output=result.details.get("full_output"))
         if result.details.get("killed") == "interrupted":
             raise KeyboardInterrupt  # Ctrl-C during a program: it was killed and recorded; now the run stops
 
     def _outcome(self, stop: AgentStop) -> Outcome:
-        asked = isinstance(stop, WaitingForAnswer)
-        question = {"question": stop.question, "candidates": stop.candidates} if asked else None
+        question = ({"question": stop.question, "candidates": stop.candidates}
+                    if isinstance(stop, WaitingForAnswer) else None)
         answer = str(stop)
         if self.settings.check and stop.status in ("limit", "failed", "interrupted", "paused"):
             answer += f" The check `{self.settings.check}` never passed."

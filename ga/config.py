@@ -52,9 +52,8 @@ class Settings:
     max_output_tokens: int = 8192
     """GA_MAX_OUTPUT_TOKENS: the most tokens one completion may have (sent as max_tokens); 0 sends no cap."""
     retries: int = 6
-    """Retries of one model request on 408/409/429/5xx and dropped connections."""
-    retry_base: float = 1.0
-    """First backoff delay in seconds (GA_RETRY_BASE); doubles each retry, capped at 60."""
+    """GA_RETRIES: retries of one model request (the openai SDK's, with its backoff and the server's Retry-After, on
+    408/409/429/5xx, dropped connections and timeouts; and of a reply broken after it began)."""
     context_tokens: int = 32_000
     """GA_CONTEXT_TOKENS: the working budget each request is kept within (system prompt, tools and history). Past
     it the tool results of all but the newest turns become one-line stubs; only when stubs and recent turns fill it
@@ -142,7 +141,6 @@ class Settings:
 
 _ENV = {
     "home": "GA_HOME",
-    "retry_base": "GA_RETRY_BASE",
     "retries": "GA_RETRIES",
     "context_tokens": "GA_CONTEXT_TOKENS",
     "model_window": "GA_MODEL_WINDOW",

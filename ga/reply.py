@@ -1,22 +1,18 @@
-"""What one model reply becomes: the assistant message kept in history, and the guard against unusable replies."""
+"""What one model reply becomes: the assistant message kept in history, what makes a reply unusable, and whether a
+reply without calls reads as an answer. The counting (strikes, doubts) is ga/escalation.py's."""
 
 from __future__ import annotations
 
 import functools
 import json
 import re
-from dataclasses import dataclass, field
 
-from ga import escalation
 from ga.errors import AgentStop
 from ga.model.text_calls import is_debris, text_calls
 from ga.prompts import render
 from ga.protocols import Reply, ToolCall
-from ga.tooling.dispatch import MAX_CALLS_PER_REPLY
-from ga.tooling.spec import ToolResult
 
 _SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
-STRIKES = 3
 CUT_FINISHES = frozenset({"length", "content_filter", "repetition"})
 """Finish reasons after which a reply's tool calls are not whole: they are not run."""
 
@@ -30,14 +26,17 @@ LOOPED = ("Your reply was stopped: it kept repeating the same text, so nothing o
 EMPTY = "Your reply was empty. Call a tool, or give your final answer as text."
 RUNTIME_NOTES = (EMPTY, CUT_TEXT, CUT_CALLS, FILTERED, LOOPED)
 """Nudges the loop sends as the user: a hand-off never carries them as the user's own words."""
-MALFORMED = "Your tool calls had malformed arguments."  # only named in the stop message: the dispatcher explains
-_SAID = {EMPTY: "an empty reply", CUT_TEXT: "a reply cut by the length limit", CUT_CALLS: "a reply cut by the length "
-         "limit", FILTERED: "a reply stopped by the server's content filter", LOOPED: "a reply repeating itself"}
-"""Each nudge as the stop message tells the human about it."""
+UNUSABLE = {"empty": ("an empty reply", "Try another model."),
+            "cut": ("a reply cut by the length limit",
+                    "Try a larger max output length (GA_MAX_OUTPUT_TOKENS) or another model."),
+            "filtered": ("a reply stopped by the server's content filter",
+                         "The server's content filter refuses this task."),
+            "loop": ("a reply repeating itself", "The model repeats itself: try another model or a lower temperature."),
+            "malformed": ("tool calls with malformed arguments",
+                          "Try another model, or one with better tool-calling support.")}
+"""Each kind of unusable reply: what the stop message calls it, and the advice it gives."""
 DOUBT = ("Your reply has no tool call, so it would end the task, but {why}. If the task is done, reply with the "
          "final answer: what you did and the result. Otherwise call a tool to continue.")
-TOO_MANY = ("Only the first {limit} of your {asked} tool calls were run; the other {rest} were not. Call again "
-            "for those still needed, at most {limit} per reply.")
 _PROMISE = re.compile(r"\b(?:I will|I'll|I am going to|let me|here(?:'s| is) the (?:updated|corrected|new) "
                       r"(?:command|call|code))\b", re.IGNORECASE)
 """A reply announcing a step (small models often do, right after an error) rather than reporting a result."""
@@ -58,65 +57,24 @@ class UnusableReplies(AgentStop):
     exit_code = 1
 
 
-class Guard:
-    """Counts consecutive unusable turns (empty reply, reply cut by the length limit, only malformed tool calls).
-
-    The `strikes`-th in a row ends the run; 0 means no limit. Malformed means the dispatcher refused the
-    arguments (details["stage"] == "arguments": not JSON, or failing the schema); its error is the nudge.
-    """
-
-    def __init__(self, state: dict, strikes: int = STRIKES, *, doubt: bool = False):
-        self.state = state
-        self.strikes = strikes
-        self.doubt = doubt
-        """Doubt a reply that does not read as an answer, once (ModelSettings.doubt_answers: small models only)."""
-        self.kind = ""
-        """The last nudge's kind (empty, cut, filtered, loop, doubt), recorded as a typed event."""
-
-    def check(self, reply: Reply) -> str | None:
-        """Before dispatch: the nudge for an empty, cut, filtered or doubtful reply (None if it is usable)."""
-        if reply.finish_reason == "repetition":
-            nudge = LOOPED
-        elif reply.finish_reason == "length":
-            nudge = CUT_CALLS if reply.tool_calls else CUT_TEXT
-        elif reply.finish_reason == "content_filter":
-            nudge = FILTERED
-        elif not reply.tool_calls and not reply.content.strip():
-            nudge = EMPTY
-        elif self.doubt and not reply.tool_calls and not self.state.get("doubted") and (
-                why := not_an_answer(reply.content, after_failure=self.state.get("failed_last", False))):
-            self.state["doubted"] = True  # one nudge: the same kind of reply next counts as the answer
-            self.kind = "doubt"
-            return DOUBT.format(why=why)
-        else:
-            return None
-        self.kind = {LOOPED: "loop", FILTERED: "filtered", EMPTY: "empty"}.get(nudge, "cut")
-        advice = {EMPTY: "Try another model.", FILTERED: "The server's content filter refuses this task.",
-                  LOOPED: "The model repeats itself: try another model or a lower temperature."}
-        self._strike(nudge, advice.get(nudge, "Try a larger max output length (GA_MAX_OUTPUT_TOKENS) or "
-                                              "another model."))
-        return nudge
-
-    def after_calls(self, results: list[ToolResult]) -> None:
-        """After dispatch: a turn whose calls were all malformed is a strike; any other turn resets the count."""
-        self.state.pop("doubted", None)
-        self.state["failed_last"] = bool(results) and all(r.is_error for r in results)
-        if results and all(r.details.get("stage") == "arguments" for r in results):
-            self._strike(MALFORMED, "Try another model, or one with better tool-calling support.")
-        else:
-            self.state["strikes"] = 0
-
-    def _strike(self, nudge: str, advice: str) -> None:
-        self.state["strikes"] = self.state.get("strikes", 0) + 1
-        if self.strikes and self.state["strikes"] >= self.strikes:
-            self.state["strikes"] = 0  # a resumed run gets fresh strikes
-            raise UnusableReplies(f"The model gave {self.strikes} unusable replies in a row (the last: "
-                                  f"{_SAID.get(nudge, 'tool calls with malformed arguments')}); stopping. {advice}")
+def unusable(reply: Reply) -> tuple[str, str] | None:
+    """(kind, nudge) of a reply that cannot be used as sent: stopped repeating itself, cut by the length limit,
+    stopped by the content filter, or empty. None: a usable reply."""
+    if reply.finish_reason == "repetition":
+        return "loop", LOOPED
+    if reply.finish_reason == "length":
+        return "cut", CUT_CALLS if reply.tool_calls else CUT_TEXT
+    if reply.finish_reason == "content_filter":
+        return "filtered", FILTERED
+    if not reply.tool_calls and not reply.content.strip():
+        return "empty", EMPTY
+    return None
 
 
-def not_an_answer(content: str, *, after_failure: bool = False) -> str | None:
+def not_an_answer(content: str, *, after_failure: bool = False, echoes: tuple[str, ...] = ()) -> str | None:
     """Why a reply without tool calls does not read as a final answer (None when it does). A single word right
-    after a turn whose calls all failed (" impossible") is a give-up, not a result; elsewhere ("42") it may be."""
+    after a turn whose calls all failed (" impossible") is a give-up, not a result; elsewhere ("42") it may be.
+    `echoes`: more of ga's own texts (the escalation's hints) that a reply must not merely repeat."""
     text = " ".join(content.split())
     if is_debris(text):
         return "it holds no text, only stray brackets or tags"
@@ -130,51 +88,31 @@ def not_an_answer(content: str, *, after_failure: bool = False) -> str | None:
         return ("it asks for details instead of giving a result (the task is in the first user message; a fact "
                 "only the user knows is asked with ask_user)")
     lowered = text.lower()
-    if any(piece in lowered for piece in _runtime_pieces()):
+    if any(piece in lowered for piece in _runtime_pieces(echoes)):
         return "it repeats ga's own instructions instead of giving a result"
     return None
 
 
 @functools.cache
-def _runtime_pieces() -> tuple[str, ...]:
-    texts = [render("system.md"), CUT_CALLS, CUT_TEXT, FILTERED, LOOPED, EMPTY, DOUBT, TOO_MANY, escalation.HINT_1,
-             escalation.HINT_2, escalation.HINT_2_AGAIN, escalation.HINT_3, escalation.LOOP]
+def _runtime_pieces(echoes: tuple[str, ...]) -> tuple[str, ...]:
+    texts = [render("system.md"), CUT_CALLS, CUT_TEXT, FILTERED, LOOPED, EMPTY, DOUBT, *echoes]
     pieces = {p.strip().lower() for t in texts for p in _RUNTIME_PIECE.findall(t.replace("{", "\n{"))}
     return ("escalation stage", *(p for p in pieces if len(p) >= 20))
 
 
-@dataclass(kw_only=True)
-class Tidied:
-    """What tidy() changed in a reply, for the trajectory and the model."""
-
-    events: list[dict] = field(default_factory=list)
-    """Trajectory events saying what was done (calls taken from text, calls not run)."""
-    not_run: str = ""
-    """The note for the model when calls past MAX_CALLS_PER_REPLY were dropped."""
-    notices: list[str] = field(default_factory=list)
-    """Lines for the terminal."""
-
-
-def tidy(reply: Reply, known: set[str] | dict) -> Tidied:
-    """Make a reply usable as sent: calls written as text become calls, streamed debris beside calls is dropped,
-    and calls past MAX_CALLS_PER_REPLY are cut off."""
-    done = Tidied()
-    if not reply.tool_calls and reply.finish_reason not in CUT_FINISHES and (calls := text_calls(reply.content,
-                                                                                                    known)):
-        done.events.append({"type": "notice", "kind": "text_calls", "calls": len(calls), "text": reply.content})
-        done.notices.append(f"the reply wrote {len(calls)} tool call(s) as text; running them")
+def tidy(reply: Reply, known: set[str] | dict) -> list[dict]:
+    """A small model's reply made usable (ModelSettings.text_calls): calls written as text become calls, and
+    streamed debris beside calls is dropped. Returns the trajectory's notices of what was done."""
+    calls = [] if reply.tool_calls or reply.finish_reason in CUT_FINISHES else text_calls(reply.content, known)
+    if calls:
+        event = {"type": "notice", "kind": "text_calls", "calls": len(calls), "text": reply.content}
         reply.tool_calls, reply.content, reply.finish_reason = calls, "", "tool_calls"
-    elif reply.tool_calls and reply.content and is_debris(reply.content):
-        done.events.append({"type": "notice", "kind": "debris", "text": reply.content})
+        return [event]
+    if reply.tool_calls and reply.content and is_debris(reply.content):
+        event = {"type": "notice", "kind": "debris", "text": reply.content}
         reply.content = ""
-    asked = len(reply.tool_calls)
-    if asked > MAX_CALLS_PER_REPLY:
-        reply.tool_calls = reply.tool_calls[:MAX_CALLS_PER_REPLY]
-        done.not_run = TOO_MANY.format(limit=MAX_CALLS_PER_REPLY, asked=asked, rest=asked - MAX_CALLS_PER_REPLY)
-        done.events.append({"type": "notice", "kind": "too_many_calls", "asked": asked,
-                            "run": MAX_CALLS_PER_REPLY})
-        done.notices.append(f"the reply asked for {asked} tool calls; running the first {MAX_CALLS_PER_REPLY}")
-    return done
+        return [event]
+    return []
 
 
 def _arguments_text(arguments: str | dict | None) -> str:

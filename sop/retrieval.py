@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ga.tooling.disk import open_regular
+from ga.runs.disk import open_regular
 from sop import store, translate, words
 from sop.ledger import keywords_of
 from sop.skill import Skill

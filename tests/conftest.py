@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,16 @@ import pytest
 from ga.config import load_settings
 from ga.testing.terminal import ScriptedTerminal
 from ga.tooling.spec import ToolContext
+
+
+@pytest.fixture(autouse=True, scope="session")
+def default_sigint():
+    """A pytest started in the background (`pytest &` in a script, a CI step) inherits SIGINT as ignored, and so
+    would every program a test starts: the Ctrl-C tests would send a signal nobody hears. Give the suite the handler
+    a shell in a terminal gives it (a handled signal is reset to its default in the programs it starts)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
 
 
 @pytest.fixture

@@ -41,25 +41,13 @@ def _room(module: str) -> str:
     return "ga.loop" if len(parts) > 1 and parts[1] in LOOP else "ga.base"
 
 
-def _type_only(tree: ast.Module) -> set[int]:
-    """Line numbers of imports under `if TYPE_CHECKING:` (annotations only, never run)."""
-    lines = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
-            lines |= {n.lineno for n in ast.walk(node) if isinstance(n, ast.Import | ast.ImportFrom)}
-    return lines
-
-
-def _imports(name: str, path: Path, modules: dict[str, Path], *,
-             runtime_only: bool = False) -> list[tuple[str, str]]:
-    """(module imported, name imported or "") for every import in the file, TYPE_CHECKING ones included unless
-    runtime_only."""
+def _imports(name: str, path: Path, modules: dict[str, Path]) -> list[tuple[str, str]]:
+    """(module imported, name imported or "") for every import in the file, TYPE_CHECKING ones included."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    skip = _type_only(tree) if runtime_only else set()
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.lineno not in skip:
+        if isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 parts = package.split(".")[: len(package.split(".")) - node.level + 1]
@@ -67,19 +55,19 @@ def _imports(name: str, path: Path, modules: dict[str, Path], *,
             for alias in node.names:
                 full = f"{base}.{alias.name}"
                 found.append((full, "") if full in modules else (base, alias.name))
-        elif isinstance(node, ast.Import) and node.lineno not in skip:
+        elif isinstance(node, ast.Import):
             found += [(alias.name, "") for alias in node.names]
     return [(target, what) for target, what in found if target in modules and target != name]
 
 
-def _edges(**kwargs: bool) -> list[tuple[str, str]]:
+def _edges() -> list[tuple[str, str]]:
     modules = _modules()
-    return [(m, t) for m, p in modules.items() for t, _ in _imports(m, p, modules, **kwargs)]
+    return [(m, t) for m, p in modules.items() for t, _ in _imports(m, p, modules)]
 
 
 def test_tools_folder_holds_only_the_tools_and_what_they_share():
     top = {p.stem for p in (ROOT / "tools").glob("*.py")}
-    assert top == {"__init__", "fileio", *tools.TOOL_MODULES}
+    assert top == {"__init__", *tools.TOOL_MODULES}
     assert not [p.name for p in (ROOT / "tools").iterdir() if p.is_file() and p.suffix not in (".py",)]
 
 
@@ -96,16 +84,11 @@ def test_only_the_composition_root_reaches_tools_memory_sop_and_bench():
 
 
 def test_tools_are_written_against_ga_tooling_only():
-    """At run time tools/ imports from ga only ga.tooling and ga.errors; a type named in annotations only may come from
-    ga.config (ToolContext.settings is a Settings)."""
-    allowed = ("ga.tooling", "ga.errors")
-    runtime = [f"{m} imports {t}" for m, t in _edges(runtime_only=True) if m.startswith("tools")
-               and t.startswith("ga") and not t.startswith(allowed)]
-    typed = [f"{m} imports {t}" for m, t in _edges() if m.startswith("tools") and t.startswith("ga")
-             and not t.startswith((*allowed, "ga.config"))]
-    outside = [f"{m} imports {t}" for m, t in _edges() if m.startswith("tools") and t.split(".")[0] in
-               ("memory", "sop", "bench")]
-    assert not runtime + typed + outside, runtime + typed + outside
+    """tools/ imports from ga only ga.tooling and ga.errors, for annotations too."""
+    wrong = [f"{m} imports {t}" for m, t in _edges() if m.startswith("tools") and (
+        (t.startswith("ga") and not t.startswith(("ga.tooling", "ga.errors"))) or t.split(".")[0] in
+        ("memory", "sop", "bench"))]
+    assert not wrong, wrong
 
 
 def test_memory_builds_on_sop_and_never_the_reverse():
@@ -116,10 +99,9 @@ def test_memory_builds_on_sop_and_never_the_reverse():
 
 
 def test_no_import_circles_between_rooms_or_modules():
-    """Rooms: no circle even through annotations. Modules: none at run time (a type named in annotations may point
-    back, as the fake server's faults name its handler)."""
+    """Neither rooms nor modules import each other in a circle, not even through annotations."""
     modules = _modules()
-    graph = {m: {t for t, _ in _imports(m, p, modules, runtime_only=True)} for m, p in modules.items()}
+    graph = {m: {t for t, _ in _imports(m, p, modules)} for m, p in modules.items()}
     rooms: dict[str, set[str]] = {}
     for m, p in modules.items():
         rooms.setdefault(_room(m), set()).update(_room(t) for t, _ in _imports(m, p, modules) if _room(t) != _room(m))

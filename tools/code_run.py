@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import keyword
 import math
 import os
-import shutil
 import sys
 import tempfile
 import time
@@ -244,25 +242,11 @@ def tail_lines(text: str, *, whole: bool, max_chars: int, max_lines: int) -> tup
     return "\n".join(lines) + ("" if ends_open else "\n"), len(lines)
 
 
-SHELL_BUILTINS = frozenset({"cd", "export", "source", "set", "unset", "alias", "exec", "ulimit", "umask"})
-
-
 def shell_sent_as_python(args: dict) -> dict:
-    """A shell command sent as Python ("python3 -m unittest discover -s tests", type python or left out) runs as
-    bash: it does not compile as Python and its first word is a program on PATH or a shell builtin, never a
-    Python keyword (ImageMagick's `import` is a program too). The command policy then checks it as bash."""
-    script = args.get("script")
-    if args.get("type", "python") != "python" or not isinstance(script, str) or not script.split():
-        return args
-    first = script.split(maxsplit=1)[0]
-    if keyword.iskeyword(first) or not (first in SHELL_BUILTINS or shutil.which(first)):
-        return args
-    try:
-        compile(script, "<script>", "exec")
-    except SyntaxError:
+    """A small model's shell command sent as Python runs as bash (ModelSettings.tool_repairs; otherwise its
+    SyntaxError carries the hint). The command policy then checks it as bash."""
+    if args.get("type", "python") == "python" and hints.shell_command(args.get("script")):
         return {**args, "type": "bash"}
-    except ValueError:  # a NUL byte: let the run say what is wrong
-        pass
     return args
 
 
@@ -275,5 +259,4 @@ def plan_confinement(ctx: ToolContext) -> str:
 SPEC = ToolSpec(name="code_run", description=DESCRIPTION, parameters=PARAMETERS,
                 side_effect=SideEffect.SYSTEM_CHANGE, run=run, check=check, editable="script",
                 in_plan_mode=plan_confinement,
-                # small models send shell commands as Python, and repeat them after the SyntaxError hint
                 repair=shell_sent_as_python, repaired="the script is a shell command, not Python")

@@ -16,7 +16,7 @@ from ga.tooling import stamps
 from ga.tooling.budget import SHOWN_RESULTS
 from ga.tooling.permissions import SideEffect
 from ga.tooling.spec import ToolContext, ToolResult, ToolSpec
-from tools import fileio
+from tools.files import fileio
 from tools.files.confined import Place, confined
 
 MAX_LINE_CHARS = 2000
@@ -185,6 +185,7 @@ def _rows(entries: list[os.DirEntry], shown: str, args: dict, budget: int) -> st
 
 
 def run(args: dict, ctx: ToolContext) -> ToolResult:
+    args = {**args, "start": max(1, args.get("start", 1))}  # lines count from 1; start=0 (counted from 0) is line 1
     # opened from the workspace's descriptor, never through a link that appeared after the check
     return confined(ctx, args["path"], lambda place: _read(place, args, ctx), write=False)
 
@@ -244,7 +245,7 @@ SPEC = ToolSpec(
         "type": "object",
         "properties": {
             "path": {"type": "string"},
-            "start": {"type": "integer", "minimum": 1, "default": 1},
+            "start": {"type": "integer", "minimum": 0, "default": 1},
             "count": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT, "default": DEFAULT_COUNT},
             "keyword": {"type": "string"},
         },
@@ -253,7 +254,4 @@ SPEC = ToolSpec(
     },
     side_effect=SideEffect.READ_ONLY,
     run=run,
-    # models often count lines from 0: start=0 can only mean the first line
-    repair=lambda args: {**args, "start": 1} if args.get("start") == 0 else args,
-    repaired="lines count from 1",
 )

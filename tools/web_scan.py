@@ -11,7 +11,6 @@ import functools
 import secrets
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 from ga.errors import ToolError
 from ga.tooling.permissions import SideEffect
@@ -113,9 +112,8 @@ def run(args: dict, ctx: ToolContext) -> ToolResult:
     try:
         got = session.call(lambda s: scan_tab(s, args, url))
     except ToolError as e:  # the notes (a URL carrying local data) stay on record even when opening failed
-        twin = local_twin(url, ctx.workspace) if url else ""
-        if notes or twin:
-            raise ToolError("\n".join([*notes, str(e) + twin])) from None
+        if notes:
+            raise ToolError("\n".join([*notes, str(e)])) from None
         raise
     rows = tabs_line(got["tabs"], limit=None) if args.get("tabs_only") else tabs_line(got["tabs"])
     head = [*notes, *got["events"], rows]
@@ -125,15 +123,6 @@ def run(args: dict, ctx: ToolContext) -> ToolResult:
         tail = [f"(tabs only: call web_scan(tab={got['tab']!r}) to read the page)"] if url else []
         return ToolResult(content="\n".join(head + tail), details={"tabs": got["tabs"], "tab": got["tab"]})
     return report(got, head, bool(args.get("text_only")), ctx)
-
-
-def local_twin(url: str, workspace: Path) -> str:
-    """A page that failed to open but whose file name is a file of the workspace: a small model looked for
-    test_stats.py on github.com, and the file it needs is here."""
-    name = unquote(urlsplit(url).path).rstrip("/").rpartition("/")[2]
-    if not name or name.startswith(".") or not (workspace / name).is_file():
-        return ""
-    return f" {name} is a file in the workspace: read it with file_read (path={name!r})."
 
 
 def report(got: dict, head: list[str], text_only: bool, ctx: ToolContext) -> ToolResult:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from bench.harness.meter import ANTHROPIC, CHAT, RESPONSES
 from bench.harness.proxy import Exchange
-from ga.tooling.disk import atomic_write
+from ga.runs.disk import atomic_write
 
 SCHEMA_VERSION = "ATIF-v1.4"
 

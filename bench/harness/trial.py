@@ -29,7 +29,7 @@ from bench.harness.proxy import MeteringProxy, Upstream
 from bench.harness.site import Site
 from bench.harness.tasks import Task, load_task
 from bench.harness.verify import SITE_POSTS, Verdict, verify
-from ga.tooling.disk import atomic_write
+from ga.runs.disk import atomic_write
 
 SETUP_TIMEOUT = 120.0
 STOP = ".stop"

@@ -234,7 +234,7 @@ def stress(home: Path) -> list[tuple[str, bool]]:
     ]
     with ScriptedServer(steps, window=32_768) as server:
         settings = load_settings(env={}, home=home, workdir=ws, model="stress", autonomous=True, max_turns=0,
-                                 base_url=server.url, api_key="x", retry_base=0.01)
+                                 base_url=server.url, api_key="x")
         run = Run.create(settings.runs_dir, "read everything", {})
         agent = Agent(settings=settings, model=OpenAIModel(settings), dispatcher=Dispatcher(load_tools()), run=run,
                       ui=ScriptedTerminal(), interactive=False)

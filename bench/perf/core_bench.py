@@ -20,9 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from ga.agent import Agent, first_message, system_prompt
+from ga.agent import Agent
 from ga.cli.terminal import Terminal
 from ga.config import load_settings
+from ga.prompts import first_message, system_prompt
 from ga.protocols import Reply, ToolCall, Usage
 from ga.runs.folder import Run
 from ga.tooling.dispatch import Dispatcher

@@ -99,7 +99,7 @@ def resume_figures(home: Path, ws: Path, n: int) -> None:
         run = Run.open(home / "runs", run_id)
         agent = Agent(settings=settings, model=OpenAIModel(settings), dispatcher=Dispatcher(load_tools()), run=run,
                       ui=Terminal(quiet=True), interactive=False)
-        print(f"in-process ({label}): Run.open + Agent(...) rebuilding {len(agent.context.messages)} messages "
+        print(f"in-process ({label}): Run.open + Agent(...).open() rebuilding {len(agent.open().messages)} messages "
               f"{1000 * (time.perf_counter() - t):5.0f} ms")
     print(f"(the imports before it: {imports:.2f} s; a new process pays them, mostly `import openai`)")
     for i in range(3):

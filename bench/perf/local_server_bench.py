@@ -27,11 +27,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from ga.agent import first_message, system_prompt  # noqa: E402
 from ga.config import load_settings  # noqa: E402
 from ga.local.endpoint import local_cache  # noqa: E402
 from ga.local.provision import is_ready  # noqa: E402
 from ga.local.server import LocalServer, ServerOptions, idle_cores  # noqa: E402
+from ga.prompts import first_message, system_prompt  # noqa: E402
 from ga.tooling.dispatch import Dispatcher  # noqa: E402
 from tools import load_tools  # noqa: E402
 

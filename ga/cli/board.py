@@ -4,7 +4,7 @@ elapsed time per thing under way. rich's Live redraws it ten times a second from
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
@@ -12,9 +12,6 @@ from rich.text import Text
 from ga.protocols import ToolCall
 from ga.tooling import screen
 from ga.tooling.arguments import summarize
-
-if TYPE_CHECKING:
-    from ga.cli.terminal import Terminal
 
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
@@ -38,10 +35,19 @@ class Running:
         """Output after the last newline: shown under the spinner on a terminal, printed when complete."""
 
 
+class Shown(Protocol):
+    """What the board draws (the Terminal's state)."""
+
+    running: dict[str, Running]
+    waiting: float | None
+    reply: str
+    quiet: bool
+
+
 class Board:
     """The live region: the tail of the reply being streamed, then a spinner line per thing under way."""
 
-    def __init__(self, terminal: Terminal):
+    def __init__(self, terminal: Shown):
         self.t = terminal
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:

@@ -261,7 +261,8 @@ def build_agent(run: Run, settings: Settings, ui: Heartbeat, *, answer: str | No
     # a retry sends the reply again from the start: the Terminal drops what it streamed of it
     model = OpenAIModel(settings, on_retry=ui.retry, model_settings=behaviour)
     floors = {"file_read": {"count": behaviour.min_read_lines}} if behaviour.min_read_lines else None
-    dispatcher = Dispatcher(load_tools(), drop_echoed=behaviour.drop_echoed_arguments, floors=floors)
+    dispatcher = Dispatcher(load_tools(), drop_echoed=behaviour.drop_echoed_arguments,
+                            repairs=behaviour.tool_repairs, floors=floors)
     agent = Agent(settings=settings, model=model, run=run, ui=ui, interactive=not settings.autonomous,
                   dispatcher=dispatcher, answer=answer,
                   memory=RunMemory(settings, run_id=run.id, run_dir=run.folder, whole_sops=behaviour.whole_sops),

@@ -22,8 +22,8 @@ ENVIRONMENT = """environment (a flag wins over its variable; the README's "Confi
   GA_CONTEXT_TOKENS (32000)        the budget of each request; GA_MODEL_WINDOW the model's context (0: what the
                                    server says); GA_MAX_OUTPUT_TOKENS (8192) the most tokens of one reply;
                                    GA_CONTEXT_STEPS=small|large how history is masked (large: --local's default)
-  GA_REQUEST_TIMEOUT (600)         seconds one model request may take; GA_RETRIES (6) and GA_RETRY_BASE (1 s,
-                                   doubling) its retries
+  GA_REQUEST_TIMEOUT (600)         seconds one model request may take; GA_RETRIES (6) its retries (backoff and
+                                   Retry-After as the openai SDK does them)
   GA_STAGE2_AFTER (3), GA_STAGE3_AFTER (6), GA_STRIKES (3), GA_REPEAT_NUDGE (3), GA_REPEAT_STOP (5)
                                    escalation: failures before each stage, unusable replies, repeated calls
   GA_SANDBOX_NET=1                 network inside code_run's sandbox; GA_SANDBOX_READ=PATH:PATH more of HOME,

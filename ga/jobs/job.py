@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+import tomlkit
 from croniter import CroniterError, croniter
 from dateutil.tz import tzlocal
 
@@ -33,7 +34,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 from ga.errors import ConfigError
-from ga.tooling.disk import atomic_write
+from ga.runs.disk import atomic_write
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _EVERY = re.compile(r"(\d+(?:\.\d+)?)\s*(s|sec|m|min|h|d)?", re.IGNORECASE)
@@ -109,16 +110,7 @@ class Job:
                                      "workdir": str(self.workdir), "enabled": self.enabled}
         values.update({k: v for k in ("model", "profile", "max_turns", "max_tokens", "max_time", "check")
                        if (v := getattr(self, k)) not in (None, "")})
-        return "".join(f"{k} = {_toml_value(v)}\n" for k, v in values.items())
-
-
-def _toml_value(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    # a JSON string is a TOML basic string, except that TOML also forbids a raw DEL
-    return json.dumps(str(value)).replace("\x7f", "\\u007f")
+        return tomlkit.dumps(values)
 
 
 def _human_seconds(seconds: float) -> str:

@@ -18,9 +18,9 @@ from ga.errors import ConfigError
 from ga.jobs import notify
 from ga.jobs.job import History, Job, load_jobs, written
 from ga.runs.detach import DetachFailed, spawn
+from ga.runs.disk import hold_lock
 from ga.runs.folder import read_state
 from ga.runs.liveness import effective_status
-from ga.tooling.disk import hold_lock
 
 
 class Scheduler:

@@ -1,10 +1,11 @@
-"""The HTTP side of the model client: a total deadline and a size cap on every response body.
+"""The HTTP side of the model client: what the openai SDK's own retries cannot know, as the HTTP client's hooks.
 
-The HTTP library's timeouts are per read: a server that sends a keep-alive every 2 s never trips them, and one
-that sends its headers late restarts the clock for the body. So the client's response hook wraps each body in a
-guard that counts the bytes and checks the clock at every chunk, and arms a watchdog that shuts the socket at
-the deadline, which wakes a read that is waiting on a silent server. Until the headers arrive, the per-read
-timeout (the time left when the request is sent) holds.
+The SDK retries a request that failed before its reply began (408, 409, 429 and 5xx, honouring Retry-After; a
+dropped connection; a timeout) with jittered backoff. Around each attempt the hooks add: a deadline per attempt
+(GA_REQUEST_TIMEOUT) and for the run (--max-time), both total, since the HTTP library's timeouts are per read and a
+server sending a keep-alive every 2 s never trips them; a size cap on every body; no retry of an answer that shows
+the server is no OpenAI-compatible API, of a wait that would end after the run's deadline, or of a first contact
+that reached nothing after a few tries; and a notice for every retry.
 """
 
 from __future__ import annotations
@@ -13,15 +14,20 @@ import functools
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import openai
 
+from ga.model.server_errors import RETRYABLE, not_an_api
 from ga.model.stream import IncompleteReply
 
 MAX_REPLY_BYTES = 16_000_000
 """Bytes accepted for one reply. SSE framing costs about 200 bytes per token, so this allows some 80,000 streamed
 tokens; a larger body is a broken server or proxy, and reading it whole would only fill memory."""
+CONNECT_TIMEOUT = 15.0
+"""Seconds to open a connection: a host that does not answer is as good as down."""
+FIRST_CONTACT_TRIES = 3
+"""Attempts while nothing has ever answered: a typo'd URL or a server not started fails in seconds."""
 
 
 class ReplyTooLarge(IncompleteReply):
@@ -29,17 +35,69 @@ class ReplyTooLarge(IncompleteReply):
 
 
 class DeadlinePassed(Exception):
-    """The request's total deadline passed while its body was still coming."""
+    """The attempt's total deadline passed while its body was still coming."""
 
 
-class BodyGuard:
-    """The response hook. Set `deadline` (time.monotonic()) before each request."""
+class NotRetried(openai.APIConnectionError):
+    """Raised by the request hook to end the SDK's retries (it passes its own errors through): the run's deadline
+    passed, or nothing ever answered."""
 
-    def __init__(self, max_bytes: int = MAX_REPLY_BYTES):
-        self.max_bytes = max_bytes
+
+class Exchange:
+    """The HTTP client's event hooks, and what they saw. Call begin() before each request of the model."""
+
+    def __init__(self, *, request_timeout: float, retries: int, max_bytes: int = MAX_REPLY_BYTES,
+                 on_retry: Callable[[str], None] | None = None):
+        self.request_timeout, self.retries, self.max_bytes = request_timeout, retries, max_bytes
+        self.on_retry = on_retry
+        self.run_deadline: float | None = None
         self.deadline: float | None = None
+        """This attempt's end (time.monotonic())."""
+        self.attempts = 0
+        self.retried = 0
+        """Retries over all requests (not counted in Usage.requests)."""
+        self.reached = False
+        """Some answer (even an error status) has come from the server: it exists."""
+        self.replied = False
+        """A reply has come: the server is an API, and a web page from it now is a proxy's passing trouble."""
+        self.last = ""
+        """What the last attempt's answer was when it failed ("429 rate limited"), for the notice and the error."""
+        self.out_of_time = False
 
-    def __call__(self, response: object) -> None:
+    def begin(self, run_deadline: float | None) -> None:
+        self.run_deadline, self.attempts, self.out_of_time = run_deadline, 0, False
+
+    def on_request(self, request: object) -> None:
+        now, retry = time.monotonic(), int(request.headers.get("x-stainless-retry-count") or 0)  # type: ignore[attr-defined]
+        if retry and self.run_deadline is not None and now >= self.run_deadline:
+            self.out_of_time = True
+            raise NotRetried(message="the run's time is up", request=request)  # type: ignore[arg-type]
+        if retry and not self.reached and self.attempts >= FIRST_CONTACT_TRIES:
+            raise NotRetried(message="nothing answered", request=request)  # type: ignore[arg-type]
+        if retry:
+            self.retried += 1
+            timed_out = self.deadline is not None and now >= self.deadline  # the attempt before was given up
+            why = self.last or (f"no complete reply within {self.request_timeout:g} s" if timed_out else
+                                "the connection failed")
+            if self.on_retry:
+                self.on_retry(f"{why}; retrying (retry {retry} of {self.retries})")
+        self.attempts, self.last = self.attempts + 1, ""
+        ends = now + self.request_timeout
+        self.deadline = ends if self.run_deadline is None else min(ends, self.run_deadline)
+        left = max(0.1, self.deadline - now)  # until the headers come, the per-read timeout is the time left
+        given = request.extensions.get("timeout") or {}  # type: ignore[attr-defined]
+        most = {"connect": min(left, CONNECT_TIMEOUT), "read": left, "write": left, "pool": left}
+        request.extensions["timeout"] = {k: min(given.get(k) or most[k], most[k]) for k in most}  # type: ignore[attr-defined]
+
+    def on_response(self, response: object) -> None:
+        self.reached = True
+        status, headers = response.status_code, response.headers  # type: ignore[attr-defined]
+        if status >= 400:
+            self.last = f"{status} {RETRYABLE.get(status, 'server error')}"
+            if (status in RETRYABLE or status >= 500) and self.run_deadline is not None:
+                self.out_of_time = time.monotonic() + _wait_asked(headers) >= self.run_deadline
+            if self.out_of_time or (not self.replied and not_an_api(status, headers)):
+                headers["x-should-retry"] = "false"  # the SDK's own switch
         stream = response.stream  # type: ignore[attr-defined]
         watchdog = _Watchdog(response, self.deadline) if self.deadline is not None else None
         response.stream = _guarded_class(type(stream))(stream, self, watchdog)  # type: ignore[attr-defined]
@@ -49,6 +107,16 @@ class BodyGuard:
             raise ReplyTooLarge(f"reply larger than {self.max_bytes / 1e6:g} MB; dropped")
         if self.deadline is not None and time.monotonic() >= self.deadline:
             raise DeadlinePassed
+
+
+def _wait_asked(headers: object) -> float:
+    """Seconds a refusal asks to wait (retry-after-ms or Retry-After in seconds; 0 when it names none)."""
+    for name, scale in (("retry-after-ms", 1000), ("retry-after", 1)):
+        try:
+            return float(headers.get(name) or "") / scale  # type: ignore[attr-defined]
+        except ValueError:
+            continue
+    return 0.0
 
 
 class _Watchdog:
@@ -77,9 +145,10 @@ class _Watchdog:
         self._timer.cancel()
 
 
-def http_client(guard: BodyGuard) -> openai.DefaultHttpxClient:
-    """The SDK's own HTTP client (its defaults kept) with the guard as a response hook."""
-    return openai.DefaultHttpxClient(event_hooks={"response": [guard]})
+def http_client(exchange: Exchange) -> openai.DefaultHttpxClient:
+    """The SDK's own HTTP client (its defaults kept) with the exchange's hooks."""
+    return openai.DefaultHttpxClient(event_hooks={"request": [exchange.on_request],
+                                                  "response": [exchange.on_response]})
 
 
 @functools.cache
@@ -88,15 +157,15 @@ def _guarded_class(stream_type: type) -> type:
     base = next((c for c in stream_type.__mro__ if c.__name__ == "SyncByteStream"), object)
 
     class GuardedStream(base):  # type: ignore[misc, valid-type]
-        def __init__(self, inner: object, guard: BodyGuard, watchdog: _Watchdog | None):
-            self._inner, self._guard, self._watchdog = inner, guard, watchdog
+        def __init__(self, inner: object, exchange: Exchange, watchdog: _Watchdog | None):
+            self._inner, self._exchange, self._watchdog = inner, exchange, watchdog
 
         def __iter__(self) -> Iterator[bytes]:
             received = 0
             try:
                 for chunk in self._inner:  # type: ignore[attr-defined]
                     received += len(chunk)
-                    self._guard.check(received)
+                    self._exchange.check(received)
                     yield chunk
             except Exception as err:
                 if self._watchdog is not None and self._watchdog.fired:

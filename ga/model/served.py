@@ -17,7 +17,7 @@ def served_models(settings: Settings) -> tuple[list[str], int | None]:
 
     One try, no retries; ModelError with a short reason when the endpoint cannot say."""
     model = OpenAIModel(settings)
-    client = model.client.with_options(timeout=LIST_TIMEOUT)
+    client = model.client.with_options(timeout=LIST_TIMEOUT, max_retries=0)
     try:
         listed = client.models.list().data
     except openai.APIStatusError as e:

@@ -1,22 +1,15 @@
-"""What a server's refusal says (a context overflow, the wait it asks for, its message) and how long to back off."""
+"""What a server's refusal says: a context overflow, that it is no API at all, its message."""
 
 from __future__ import annotations
 
-import email.utils
 import html
-import math
-import random
 import re
-import time
 from collections.abc import Mapping
-from datetime import timezone
 
 import openai
 
 from ga.errors import ContextOverflow
 
-MAX_DELAY = 60.0
-"""Longest wait between two attempts, whatever the backoff or the server's Retry-After says."""
 RETRYABLE = {408: "request timeout", 409: "conflict", 429: "rate limited"}
 """Statuses below 500 that a later attempt may get past."""
 _TITLE = re.compile(r"<title[^>]*>(.*?)</title", re.IGNORECASE | re.DOTALL)
@@ -41,36 +34,6 @@ def context_overflow(err: openai.APIStatusError) -> ContextOverflow | None:
     sent = body.get("n_prompt_tokens") if isinstance(body.get("n_prompt_tokens"), int) else number(_SENT.search(text))
     return ContextOverflow(f"The server refused the request as too long for the model's context: "
                            f"{server_message(err)}", window=window, sent=sent)
-
-
-def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
-    """The server's requested wait: retry-after-ms, or Retry-After in seconds or as an HTTP date."""
-    try:
-        if headers.get("retry-after-ms"):
-            return _finite(float(headers["retry-after-ms"]) / 1000)
-        raw = headers.get("retry-after")
-        if not raw:
-            return None
-        try:
-            return _finite(float(raw))
-        except ValueError:
-            when = email.utils.parsedate_to_datetime(raw)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, when.timestamp() - time.time())
-
-
-def _finite(value: float) -> float | None:
-    return max(0.0, value) if math.isfinite(value) else None
-
-
-def backoff_delay(attempt: int, base: float, retry_after: float | None = None) -> float:
-    """Seconds to wait after failed attempt number `attempt` (1-based): the server's wish, else jittered doubling."""
-    if retry_after is not None:
-        return min(MAX_DELAY, retry_after)
-    return min(MAX_DELAY, base * 2 ** (attempt - 1) * random.uniform(0.8, 1.2))
 
 
 def not_an_api(status: int, headers: Mapping[str, str], text: str = "") -> str | None:

@@ -40,20 +40,24 @@ class ModelSettings:
     records that differ by their numbers are a data file."""
     call_repeats: int = 0
     """A reply whose tool calls end in one run of calls made this many times over is stopped (0: never)."""
+    text_calls: bool = False
+    """A reply without native calls whose whole text is calls to known tools (a fenced JSON block, <tool_call> tags,
+    <function=NAME>) runs as those calls, and stray brackets or empty tags beside native calls are dropped. Off, a
+    capable model that quotes a call in its answer is answering."""
+    tool_repairs: bool = False
+    """A tool's repair of a small model's slip runs before validation, and the model is told (code_run: a shell
+    command sent as Python runs as bash). Off, the call runs as sent and its error says what to change."""
+    failure_hint: bool = False
+    """Every failed call's result ends with a reminder to read the error and make one small fix."""
     min_read_lines: int = 0
     """A file_read `count` below this is refused with a hint to ask for more (0: any count). A small model paged a
     675-line README three lines a turn, taking the 3 of "three bullet points" for a count."""
-
     max_reply_tokens: int = 0
     """One reply's tokens at most, below GA_MAX_OUTPUT_TOKENS (0: that alone). A 1.5B model's looping reply ran for
     7 minutes at 8,192 tokens and spent a run's whole time."""
     whole_sops: bool = False
     """The SOPs listed for a task are shown whole (up to a few hundred tokens each), not only named: a small model
     follows a usage line it can see, and seldom opens a file to find one. Short ones are shown whole to every model."""
-
-    @property
-    def small(self) -> bool:
-        return self.name != "default"
 
 
 @functools.cache

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import platform
+import time
 from pathlib import Path
 from string import Template
+
+from ga.config import Settings
+from ga.protocols import Memory
 
 _HERE = Path(__file__).parent
 
@@ -16,3 +21,18 @@ def render(name: str, **values: object) -> str:
         raise KeyError(f"prompt {name} uses ${e.args[0]}, which was not given") from None
     except ValueError as e:
         raise ValueError(f"prompt {name} is malformed: {e}") from None
+
+
+def system_prompt(memory: Memory | None = None, listing: str = "") -> str:
+    """The same for every run and workspace (the L1 memory index changes only when memory does), so a
+    prompt-caching server reuses it. What varies per run (workspace, platform, date, the SOPs and facts that fit
+    the task) goes into the first user message. `listing`: a run begun before that kept it here."""
+    return "\n\n".join(filter(None, [render("system.md"), memory.system_section() if memory else "", listing]))
+
+
+def first_message(settings: Settings, task: str, listing: str = "") -> str:
+    """The run's first user message: where and when, the task, then the project's AGENTS.md and what memory has
+    for it (beside the task, where a small model reads it)."""
+    head = render("task.md", workdir=settings.workdir, platform=f"{platform.system()} {platform.machine()}",
+                  date=time.strftime("%Y-%m-%d"), task=task)
+    return f"{head}\n\n{listing}" if listing else head

@@ -24,9 +24,10 @@ from ga.errors import AgentStop, ConfigError
 from ga.invocation import invocation
 from ga.protocols import Usage
 from ga.runs import liveness, trust
-from ga.tooling.disk import atomic_write, hold_lock, private_folder
+from ga.runs.disk import atomic_write, hold_lock, private_folder
 from ga.tooling.encoding import dumps
 from ga.tooling.redact import redact_data
+from ga.tooling.spec import ran
 
 
 class RunFolderGone(AgentStop):
@@ -183,7 +184,7 @@ class Run:
                 h.started.add(event["id"])
             elif kind == "result" and isinstance(event.get("id"), str):
                 h.results[event["id"]] = event
-                h.tool_calls += 1
+                h.tool_calls += ran(event["details"] if isinstance(event.get("details"), dict) else {})
             # a mailbox message is consumed by the one event that carries its effect
             mail = event.get("mail") or (event.get("details") or {}).get("mail")
             if mail:

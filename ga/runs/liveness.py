@@ -11,7 +11,6 @@ from __future__ import annotations
 import fcntl
 import os
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -129,13 +128,3 @@ class Heartbeat:
             return attr(*args, **kwargs)
 
         return progress
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float, poll: float = 0.1) -> bool:
-    """Poll until predicate() is true or timeout seconds pass; returns the last answer."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(poll)
-    return True

@@ -25,8 +25,8 @@ from pathlib import Path
 from ga.errors import ConfigError, Interrupted
 from ga.invocation import invocation
 from ga.runs import liveness
+from ga.runs.disk import atomic_write
 from ga.runs.folder import Run
-from ga.tooling.disk import atomic_write
 from ga.tooling.redact import redact_data
 
 KINDS = ("answer", "message", "stop")

@@ -22,7 +22,7 @@ import secrets
 import stat
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ga.config import Settings
 from ga.errors import ConfigError
@@ -30,8 +30,13 @@ from ga.invocation import invocation
 from ga.tooling.encoding import dumps
 from ga.tooling.redact import redact_data
 
-if TYPE_CHECKING:
-    from ga.runs.folder import Run
+
+class Run(Protocol):
+    """What sealing reads of a run (ga.runs.folder.Run, which seals new runs: so it is not imported here)."""
+
+    folder: Path
+    id: str
+    state: dict
 
 KEPT = ("workdir", "model", "mode", "sandbox", "allow_paths", "learn", "check")
 """Settings a resumed run keeps from its first invocation unless their flags are given again."""

@@ -70,7 +70,7 @@ def _chunks(step: dict, request: dict, cut: bool = False) -> Iterator[dict]:
         yield {"usage": usage, **timings}
 
 
-class ChatHandler(BaseHTTPRequestHandler):
+class ChatHandler(faults.BrokenReplies, BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: ChatServer
 

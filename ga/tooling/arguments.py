@@ -49,48 +49,29 @@ def decode(raw: str | dict | None, tool: str) -> tuple[dict, str]:
     """parse(), and the note for the model when the arguments had to be decoded twice ("" when not)."""
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return {}, ""
-    if nested_too_deep(raw):
-        raise ToolError(f"The arguments for {tool} are nested more than {MAX_DEPTH} levels deep: {echo(raw, 120)}. "
-                        "Send one flat JSON object with the parameters.")
     value: object = raw
-    decoded = 0
+    decoded, deep = 0, False
     for _ in range(2):  # a JSON object given as a JSON string: decode once more
         if not isinstance(value, str):
             break
         try:
             value = json.loads(value)
+        except RecursionError:  # nested thousands deep
+            deep = True
+            break
         except json.JSONDecodeError as e:
             raise ToolError(
                 f"The arguments for {tool} are not valid JSON ({e.msg} at char {e.pos}): {echo(raw)}. "
                 "Send one JSON object with the parameters, strings quoted and escaped."
             ) from None
         decoded += 1
+    if deep or not _shallow(value, MAX_DEPTH):
+        raise ToolError(f"The arguments for {tool} are nested more than {MAX_DEPTH} levels deep: {echo(raw, 120)}. "
+                        "Send one flat JSON object with the parameters.")
     if not isinstance(value, dict):
         raise ToolError(f"The arguments for {tool} must be a JSON object, got {type(value).__name__}: {echo(raw)}.")
-    if isinstance(raw, str) and decoded == 2 and nested_too_deep(json.loads(raw)):
-        raise ToolError(f"The arguments for {tool} are nested more than {MAX_DEPTH} levels deep. Send one flat "
-                        "JSON object with the parameters.")
     # a lone surrogate ("\ud83d") cannot reach a file or a program
     return scrub(value), DOUBLE_ENCODED if isinstance(raw, str) and decoded == 2 else ""
-
-
-def nested_too_deep(raw: object, limit: int = MAX_DEPTH) -> bool:
-    """Whether JSON text (or a decoded value) nests deeper than `limit`: counted without recursion, strings skipped."""
-    if not isinstance(raw, str):
-        raw = json.dumps(raw, default=str) if _shallow(raw, limit + 1) else "[" * (limit + 1)
-    depth, in_string, escaped = 0, False, False
-    for char in raw:
-        if in_string:
-            escaped, in_string = (not escaped and char == "\\"), in_string and (escaped or char != '"')
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-            if depth > limit:
-                return True
-        elif char in "]}":
-            depth -= 1
-    return False
 
 
 def _shallow(value: object, limit: int) -> bool:

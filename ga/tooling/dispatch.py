@@ -27,6 +27,16 @@ log = logging.getLogger(__name__)
 MAX_PARALLEL = 10
 MAX_CALLS_PER_REPLY = 32
 """Tool calls run from one reply; the model is told that the rest were not run."""
+TOO_MANY = ("Only the first {limit} of your {asked} tool calls were run; the other {rest} were not. Call again "
+            "for those still needed, at most {limit} per reply.")
+
+
+def cap(calls: list[ToolCall]) -> tuple[list[ToolCall], str]:
+    """The calls of one reply that run (the first MAX_CALLS_PER_REPLY), and what the model is told of the rest."""
+    if len(calls) <= MAX_CALLS_PER_REPLY:
+        return calls, ""
+    rest = len(calls) - MAX_CALLS_PER_REPLY
+    return calls[:MAX_CALLS_PER_REPLY], TOO_MANY.format(limit=MAX_CALLS_PER_REPLY, asked=len(calls), rest=rest)
 
 
 @dataclass(kw_only=True)
@@ -40,11 +50,13 @@ class _Prepared:
 
 
 class Dispatcher:
-    def __init__(self, specs: list[ToolSpec], *, drop_echoed: bool = False,
+    def __init__(self, specs: list[ToolSpec], *, drop_echoed: bool = False, repairs: bool = False,
                  floors: dict[str, dict[str, int]] | None = None):
         self.specs = {s.name: s for s in specs}
         self.drop_echoed = drop_echoed
         """Drop an optional argument that copies the schema's prose (ModelSettings.drop_echoed_arguments)."""
+        self.repairs = repairs
+        """Run each tool's own repair of a small model's slip (ToolSpec.repair; ModelSettings.tool_repairs)."""
         self.floors = floors or {}
         """Tool → integer argument → its least value; a call below it is refused with the value to send
         (ModelSettings.min_read_lines). Never raised silently: what runs is what the model asked for."""
@@ -99,7 +111,8 @@ class Dispatcher:
         if spec is None:
             names = ", ".join(self.specs)
             name = arguments.echo(repr(call.name), 80)
-            return _Prepared(call=call, result=error(f"Unknown tool {name}. Available tools: {names}."))
+            return _Prepared(call=call, result=error(f"Unknown tool {name}. Available tools: {names}.",
+                                                     stage="unknown"))
         try:
             decoded, note = arguments.decode(call.arguments, spec.name)
             args, notes = arguments.repair(decoded, spec.parameters), [note] if note else []
@@ -114,7 +127,7 @@ class Dispatcher:
                 least = ", ".join(f"{k}={n}" for k, n in low.items())
                 raise ToolError(f"{spec.name} with {asked} takes a turn for very little: call it again with {least} "
                                 "or more, or leave it out for the default.")
-            if spec.repair and (repaired := spec.repair(args)) != args:
+            if self.repairs and spec.repair and (repaired := spec.repair(args)) != args:
                 changed = [f"{k}={repaired[k]!r}" + (f" (was {args[k]!r})" if k in args else "")
                            for k in repaired if args.get(k) != repaired.get(k)]
                 why = f": {spec.repaired}" if spec.repaired else ""

@@ -143,8 +143,8 @@ class ToolSpec:
     editable: str | None = None
     """The argument a human edits at an approval (content, script...); None: the arguments as JSON."""
     repair: Callable[[dict], dict] | None = None
-    """This tool's own repair of an unambiguous slip, run before validation (e.g. file_read's start=0): only what
-    cannot change the meaning. The model is told what changed, and why (`repaired`)."""
+    """This tool's own repair of a small model's slip, run before validation under that model's settings only
+    (Dispatcher.repairs): only what cannot change the meaning. The model is told what changed, and why."""
     repaired: str = ""
     """Why `repair` changed arguments, for the model ("lines count from 1")."""
 
@@ -173,6 +173,16 @@ def redacted(result: ToolResult) -> ToolResult:
     result.content = redact(result.content)
     result.details = redact_data(result.details)
     return result
+
+
+NOT_RUN = frozenset({"unknown", "arguments", "permission"})
+"""details["stage"] of a call refused before its tool ran (an unknown tool, arguments that do not fit, a refusal):
+it is no tool call in a run's count."""
+
+
+def ran(result_details: dict) -> bool:
+    """Whether a result (its details) is that of a call whose tool ran."""
+    return result_details.get("stage") not in NOT_RUN
 
 
 def error(message: str, **details: object) -> ToolResult:

@@ -139,6 +139,32 @@ def test_a_length_cut_tool_call_is_not_run_and_the_model_is_told(settings):
     assert "cut by the length limit" in tool_msgs[0]["content"] and "Re-issue" in tool_msgs[0]["content"]
 
 
+def test_tool_calls_counts_the_calls_that_ran_and_a_resume_counts_the_same(settings):
+    ran = []
+    steps = [{"tool_calls": [{"name": "w", "arguments": '{"pa'}], "finish_reason": "length"},  # cut: not run
+             {"tool_calls": [{"name": "no_such_tool", "arguments": "{}"}]},
+             {"tool_calls": [{"name": "update_working_checkpoint", "arguments": {"key_info": 3}}]},  # refused
+             {"tool_calls": [tool_call("w")]}, {"content": "wrote it"}]
+    outcome, _, run = start(settings, steps, extra=[counting_tool("w", SideEffect.WRITE, ran)])
+    assert outcome.status == "done" and ran == ["w"] and outcome.tool_calls == 1
+    assert run.state["tool_calls"] == 1 and Run.open(settings.runs_dir, run.id).history().tool_calls == 1
+
+
+def test_building_the_loop_changes_nothing_and_start_opens_the_run(settings, tmp_path):
+    from memory.hooks import RunMemory
+
+    run = Run.create(settings.runs_dir, "the task", {})
+    saved = (run.folder / "state.json").read_bytes()
+    agent = Agent(settings=settings, model=ScriptedModel([{"content": "42"}]), dispatcher=Dispatcher([]), run=run,
+                  ui=ScriptedTerminal(), interactive=False,
+                  memory=RunMemory(settings, run_id=run.id, run_dir=run.folder))
+    assert run.events() == [] and (run.folder / "state.json").read_bytes() == saved
+    assert agent.context is None
+    assert agent.start().status == "done"
+    first = next(e for e in run.events() if e["type"] == "message")["message"]["content"]
+    assert "\n\nthe task" in first and run.events()[0]["type"] == "message"  # the first message, recorded once
+
+
 def test_three_empty_replies_end_the_run(settings):
     outcome, model, _ = start(settings, [{"content": ""}] * 3)
     assert (outcome.status, outcome.exit_code) == ("failed", 1)

@@ -10,7 +10,7 @@ from tests.ga.cli.test_cli import ga
 
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e400"])
-@pytest.mark.parametrize("name", ["GA_REQUEST_TIMEOUT", "GA_RETRY_BASE"])
+@pytest.mark.parametrize("name", ["GA_REQUEST_TIMEOUT", "GA_PRICE_IN"])
 def test_a_float_setting_that_is_not_a_finite_number_is_refused(tmp_path, name, value):
     with pytest.raises(ConfigError, match=f"{name}='{value}' is not a valid float"):
         load_settings(env={name: value}, home=tmp_path)

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import signal
+from dataclasses import asdict
 
 import pytest
 
 from ga.agent import Agent
 from ga.config import load_settings
 from ga.errors import ConfigError
-from ga.escalation import Escalation, gist
+from ga.escalation import Escalation, State, gist
+from ga.model.settings import settings_for
 from ga.protocols import ToolCall
 from ga.runs.folder import Run
 from ga.testing.script import ScriptedModel, ScriptedServer, tool_call
@@ -18,9 +20,10 @@ from ga.testing.terminal import ScriptedTerminal
 from ga.tooling.dispatch import Dispatcher
 from ga.tooling.spec import ToolResult
 from tests.ga.cli.test_cli import events, ga, ga_background, only_run, wait_for
-from tools import ask_user, file_read, file_write
+from tools import ask_user, code_run, file_read, file_write
 
 READ = [file_read.SPEC, file_write.SPEC, ask_user.SPEC]
+SMALL = settings_for("local", local=True)
 
 
 @pytest.fixture
@@ -34,11 +37,11 @@ def settings(tmp_path, workspace):
     return load_settings(env={}, home=tmp_path / "home", workdir=workspace, model="m", autonomous=True)
 
 
-def start(settings, steps, *, run=None, answer=None, interactive=False, answers=()):
+def start(settings, steps, *, run=None, answer=None, interactive=False, answers=(), model_settings=None, extra=()):
     model, ui = ScriptedModel(steps), ScriptedTerminal(list(answers))
     run = run or Run.create(settings.runs_dir, "find the config file", {})
-    agent = Agent(settings=settings, model=model, dispatcher=Dispatcher(READ), run=run, ui=ui,
-                  interactive=interactive, answer=answer)
+    agent = Agent(settings=settings, model=model, dispatcher=Dispatcher([*READ, *extra]), run=run, ui=ui,
+                  interactive=interactive, answer=answer, model_settings=model_settings)
     return agent.start(), model, run, ui
 
 
@@ -58,19 +61,19 @@ HERE = {"tool_calls": [tool_call("file_read", path="here.txt")]}
 DONE = {"content": "all done"}
 
 
-def test_one_failure_carries_a_small_fix_hint_and_a_success_resets(settings):
+def test_one_failure_is_its_error_alone_and_a_success_resets(settings):
     outcome, model, run, ui = start(settings, [missing(1), HERE, DONE])
     assert outcome.status == "done"
     first = results(model.requests[1])[-1]
-    assert first.startswith("No such file: missing1.txt") and "small, targeted fix" in first
+    assert first.startswith("No such file: missing1.txt") and "small, targeted fix" not in first
     assert "present" in results(model.requests[2])[-1] and "fix" not in results(model.requests[2])[-1]
     assert stages(run) == [1, 0]
     assert ui.notices == []  # an ordinary failure and its fix are not announced: the tool lines say it
-    assert run.state["escalation"]["same"] == 1 and "failures" not in run.state["escalation"]
+    assert run.state["escalation"]["same"] == 1 and run.state["escalation"]["failures"] == 0
 
 
 def test_the_third_failure_asks_for_a_change_of_approach_listing_what_was_tried(settings):
-    outcome, model, run, _ = start(settings, [missing(1), missing(2), missing(3), DONE])
+    outcome, model, run, _ = start(settings, [missing(1), missing(2), missing(3), DONE], model_settings=SMALL)
     assert outcome.status == "done"
     second, third = results(model.requests[3])[-2:]
     assert "small, targeted fix" in second and "stage 2" not in second
@@ -101,7 +104,8 @@ def test_a_success_in_between_resets_the_count(settings):
 
 def test_the_sixth_failure_asks_the_human_on_a_terminal_and_the_answer_resets(settings):
     steps = [missing(i) for i in range(1, 7)] + [missing(7), DONE]
-    outcome, model, run, ui = start(settings, steps, interactive=True, answers=["the file is here.txt"])
+    outcome, model, run, ui = start(settings, steps, interactive=True, answers=["the file is here.txt"],
+                                    model_settings=SMALL)
     assert outcome.status == "done"
     (kind, question, _), = ui.asked
     assert kind == "ask" and "Goal: find the config file" in question and "missing6.txt" in question
@@ -132,7 +136,7 @@ def test_autonomous_sixth_failure_pauses_and_an_answer_resumes(settings):
     outcome, model, run, _ = start(settings, [DONE], run=again, answer="read here.txt")
     assert outcome.status == "done"
     assert model.requests[0]["messages"][-1]["content"].endswith("answers: read here.txt")
-    assert run.state["escalation"] == {}
+    assert run.state["escalation"] == asdict(State())
 
 
 def test_resuming_a_stuck_run_without_an_answer_pauses_again(settings):
@@ -157,7 +161,7 @@ def test_timings_do_not_make_identical_results_look_like_progress(tmp_path):
     call = ToolCall(id="c", name="code_run", arguments='{"script": "sleep 0.5; cat status"}')
     for took in ("0.51", "0.50", "0.52"):
         escalation.observe(call, ToolResult(content=f"[exit code 0 · {took} s]\nrunning"))
-    assert escalation.state["same"] == 3
+    assert escalation.state.same == 3
 
 
 def test_three_malformed_calls_end_the_run_and_a_good_call_resets_the_strikes(settings):
@@ -165,16 +169,33 @@ def test_three_malformed_calls_end_the_run_and_a_good_call_resets_the_strikes(se
     outcome, model, run, _ = start(settings, [bad, bad, HERE, bad, bad, bad])
     assert (outcome.status, outcome.exit_code) == ("failed", 1)
     assert "3 unusable replies" in outcome.answer and "malformed arguments" in outcome.answer
-    assert len(model.requests) == 6 and stages(run) == []  # malformed calls are the guard's, not escalation's
+    assert len(model.requests) == 6 and stages(run) == []  # strikes, not stages: they say nothing of the approach
 
 
-def test_a_no_progress_loop_is_nudged_then_stopped(settings):
+def test_a_no_progress_loop_is_nudged_then_pauses_for_the_human(settings):
     outcome, model, run, ui = start(settings, [HERE] * 5)
-    assert (outcome.status, outcome.exit_code) == ("failed", 1)
+    assert (outcome.status, outcome.exit_code) == ("paused", 3)
     assert "same result 5 times in a row" in outcome.answer and "file_read path=here.txt" in outcome.answer
     assert "no progress" in results(model.requests[3])[-1] and "no progress" not in results(model.requests[2])[-1]
-    assert [e["kind"] for e in run.events() if e["type"] == "guard"] == ["repeat"]
+    assert [e["kind"] for e in run.events() if e["type"] == "nudge"] == ["repeat"] and stages(run) == [3]
     assert any(n.startswith("no progress:") for n in ui.notices)
+
+
+def test_polling_a_job_that_says_the_same_is_nudged_then_the_human_is_asked_never_failed(settings):
+    (settings.workdir / "status").write_text("still running\n")
+    poll = {"tool_calls": [tool_call("code_run", script="sleep 0.1; cat status", type="bash")]}
+    outcome, model, run, ui = start(settings, [poll] * 5 + [DONE], interactive=True, extra=[code_run.SPEC],
+                                    answers=["it takes an hour: check once more after sleep 3600"])
+    assert outcome.status == "done"
+    assert "no progress" in results(model.requests[3])[-1] and "still running" in results(model.requests[3])[-1]
+    (_, question, _), = ui.asked
+    assert question.startswith("I am stuck: the same call (code_run script=sleep 0.1; cat status type=bash) gave "
+                               "the same result 5 times in a row.\nLast result: [exit code 0")
+    assert model.requests[5]["messages"][-1]["content"].endswith("answers: it takes an hour: check once more after "
+                                                                  "sleep 3600")
+    assert stages(run) == [3, 0] and [e["kind"] for e in run.events() if e["type"] == "nudge"] == ["repeat"]
+    outcome, _, run, _ = start(settings, [poll] * 5, extra=[code_run.SPEC])  # unattended: it pauses for the human
+    assert (outcome.status, outcome.exit_code) == ("paused", 3) and "still running" in outcome.answer
 
 
 def test_refusals_and_unknown_tools_count_as_failures(settings):
@@ -225,7 +246,7 @@ def test_cli_six_failures_pause_with_exit_3_and_the_answer_resumes(home, workspa
     (workspace / "real.txt").write_text("the config\n")
     steps = [*fails("a", "b", "c", "d", "e", "f"), *fails("real"), {"content": "found it"}]
     with ScriptedServer(steps) as server:
-        paused = ga(["find the config", "--json"], server, home, workspace)
+        paused = ga(["find the config", "--json"], server, home, workspace, GA_MODEL_SETTINGS="small")
         run_id = json.loads(paused.stdout)["run_id"]
         resumed = ga(["--resume", run_id, "--answer", "it is real.txt"], server, home, workspace)
         server.assert_complete()
@@ -273,11 +294,11 @@ def test_cli_three_malformed_calls_exit_1(home, workspace):
     assert "malformed arguments" in proc.stderr
 
 
-def test_cli_a_no_progress_loop_exits_1(home, workspace):
+def test_cli_a_no_progress_loop_pauses_with_exit_3(home, workspace):
     (workspace / "a.txt").write_text("same\n")
     with ScriptedServer(fails("a") * 5) as server:
         proc = ga(["anything"], server, home, workspace, GA_REPEAT_NUDGE="2", GA_REPEAT_STOP="4")
-    assert proc.returncode == 1 and "same result 4 times in a row" in proc.stderr
+    assert proc.returncode == 3 and "same result 4 times in a row" in proc.stderr
     assert len(server.requests) == 4 and "no progress" in results(server.requests[2])[-1]
 
 

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from ga.agent import first_message, system_prompt
 from ga.config import load_settings
 from ga.model.settings import settings_for
 from ga.model.text_calls import is_debris, text_calls
+from ga.prompts import first_message, system_prompt
 from ga.reply import not_an_answer
 from ga.tooling.dispatch import MAX_CALLS_PER_REPLY
 from memory.hooks import RunMemory
@@ -68,23 +68,27 @@ def test_debris_is_only_brackets_and_empty_tags():
     assert not is_debris("{x}") and not is_debris("Done")
 
 
-def test_a_reply_made_of_a_text_call_runs_it_and_says_so(settings):
+def test_with_small_model_settings_a_reply_made_of_a_text_call_runs_it_and_says_so(settings):
     call = json.dumps({"name": "update_working_checkpoint", "arguments": {"key_info": "k1"}})
     steps = [{"content": f"```json\n{call}\n```"}, {"content": "The checkpoint now holds k1."}]
-    outcome, model, run = start(settings, steps)
+    outcome, model, run = start(settings, steps, model_settings=SMALL)
     assert outcome.status == "done" and run.state["tool_state"]["checkpoint"] == "k1"
     (notice,) = [e for e in run.events() if e.get("kind") == "text_calls"]
     assert notice["calls"] == 1 and "```json" in notice["text"]
     sent = model.requests[1]["messages"]
     assert sent[2]["content"] == "" and sent[2]["tool_calls"][0]["function"]["name"] == "update_working_checkpoint"
+    outcome, model, run = start(settings, steps[:1])  # by default: an answer that quotes a call
+    assert outcome.answer == steps[0]["content"] and "checkpoint" not in run.state["tool_state"]
 
 
-def test_debris_beside_real_calls_is_not_kept(settings):
+def test_with_small_model_settings_debris_beside_real_calls_is_not_kept(settings):
     step = {"content": "{}\n\n{{}", "tool_calls": [{"name": "update_working_checkpoint",
                                                     "arguments": {"key_info": "k"}}]}
-    _, model, run = start(settings, [step, {"content": "Noted it."}])
+    _, model, run = start(settings, [step, {"content": "Noted it."}], model_settings=SMALL)
     assert model.requests[1]["messages"][2]["content"] == ""
     assert [e["text"] for e in run.events() if e.get("kind") == "debris"] == ["{}\n\n{{}"]
+    _, model, run = start(settings, [step, {"content": "Noted it."}])  # by default: sent back as it came
+    assert model.requests[1]["messages"][2]["content"] == "{}\n\n{{}"
 
 
 @pytest.mark.parametrize("reply", [" impossible", "<tool_response></tool_response>",
@@ -172,7 +176,7 @@ def test_the_prompt_prefix_is_the_same_for_every_workspace(tmp_path):
 
 def test_the_schemas_show_what_the_validator_enforces():
     shown = {s.name: s.schema()["function"]["parameters"] for s in load_tools()}
-    assert shown["file_read"]["properties"]["start"] == {"type": "integer", "minimum": 1, "default": 1}
+    assert shown["file_read"]["properties"]["start"] == {"type": "integer", "minimum": 0, "default": 1}
     assert shown["file_read"]["properties"]["count"] == {"type": "integer", "minimum": 1, "maximum": 1000,
                                                          "default": 200}  # the default said, as the tool applies it
     assert shown["code_run"]["properties"]["timeout"]["minimum"] == 1
@@ -187,17 +191,32 @@ def test_start_0_reads_from_the_first_line(make_ctx, workspace):
     (workspace / "a.txt").write_text("one\ntwo\n")
     (result,) = Dispatcher(load_tools()).dispatch(
         [ToolCall(id="c", name="file_read", arguments='{"path": "a.txt", "start": 0}')], make_ctx())
-    assert not result.is_error  # the repair cannot change the meaning, and says what it did
-    assert result.content.startswith("[Ran with start=1 (was 0): lines count from 1.]\n1|one\n2|two")
+    assert not result.is_error and result.content.startswith("1|one\n2|two")  # the schema allows 0: no repair
 
 
-def test_cli_a_text_call_is_run(tmp_path, workspace):
+def test_cli_a_small_models_text_call_is_run(tmp_path, workspace):
     from ga.testing.script import ScriptedServer
     from tests.ga.cli.test_cli import ga, only_run
 
     call = json.dumps({"name": "file_write", "arguments": {"path": "hello.txt", "content": "Hello"}})
     with ScriptedServer([{"content": f"<tool_call>\n{call}\n</tool_call>"}, {"content": "Wrote hello.txt."}]) as s:
-        proc = ga(["write hello"], s, tmp_path / "home", workspace)
+        proc = ga(["write hello", "--model", "qwen2.5-coder-1.5b-instruct"], s, tmp_path / "home", workspace)
     assert proc.returncode == 0, proc.stderr
     assert (workspace / "hello.txt").read_text() == "Hello"
     assert [e["kind"] for e in events(only_run(tmp_path / "home"), "notice")] == ["text_calls"]
+
+
+def test_cli_a_capable_models_answer_that_quotes_a_call_is_never_run(tmp_path, workspace):
+    from ga.testing.script import ScriptedServer
+    from tests.ga.cli.test_cli import ga, only_run
+
+    call = json.dumps({"name": "file_write", "arguments": {"path": "config.json", "content": '{"debug": true}'}})
+    answer = f"```json\n{call}\n```"  # asked how to turn debugging on, the model shows the call it would make
+    with ScriptedServer([{"content": answer}]) as server:
+        proc = ga(["how would you turn debugging on?", "--json", "--model", "gpt-4o"], server, tmp_path / "home",
+                  workspace)
+        server.assert_complete()
+    out = json.loads(proc.stdout)
+    assert proc.returncode == 0 and out["answer"] == answer and out["tool_calls"] == 0, proc.stderr
+    assert not (workspace / "config.json").exists() and out["model_settings"] == "default"
+    assert events(only_run(tmp_path / "home"), "notice") == []

@@ -15,8 +15,10 @@ def run(ctx, script: str, **args):
     return SPEC.run({"script": script, **args}, ctx)
 
 
-def dispatch(ctx, **args):
-    return Dispatcher([SPEC]).dispatch([ToolCall(id="call_1", name="code_run", arguments=json.dumps(args))], ctx)[0]
+def dispatch(ctx, *, repairs: bool = False, **args):
+    """One call through the dispatcher; repairs=True: with a small model's repairs (ModelSettings.tool_repairs)."""
+    call = ToolCall(id="call_1", name="code_run", arguments=json.dumps(args))
+    return Dispatcher([SPEC], repairs=repairs).dispatch([call], ctx)[0]
 
 
 def alive(pid: int) -> bool:

@@ -25,15 +25,17 @@ def test_exit_codes_are_reported(make_ctx):
     assert result.details["exit_code"] == 7
 
 
-def test_a_shell_command_sent_as_python_runs_as_bash(make_ctx):
+def test_a_shell_command_sent_as_python_fails_with_a_hint_and_runs_as_bash_for_a_small_model(make_ctx):
     ctx = make_ctx()
     sent = dispatch(ctx, script="python3 -m unittest --help | head -1", type="python")  # a 1.5B model's call
+    assert sent.is_error and 'the script is a shell command, not Python: send it again with type="bash"' in sent.content
+    sent = dispatch(ctx, repairs=True, script="python3 -m unittest --help | head -1", type="python")
     assert "[exit code 0" in sent.content and "usage: python3 -m unittest" in sent.content
-    assert "[exit code 0" in dispatch(ctx, script="cd . && echo here").content  # type left out: python
-    broken = dispatch(ctx, script="print(1", type="python")  # Python with a slip stays Python
-    assert "SyntaxError" in broken.content and broken.is_error
-    imports = dispatch(ctx, script="import os\nprint(os.getcwd(", type="python")  # not ImageMagick's `import`
-    assert "SyntaxError" in imports.content
+    assert sent.content.startswith("[Ran with type='bash' (was 'python'): the script is a shell command")
+    assert "[exit code 0" in dispatch(ctx, repairs=True, script="cd . && echo here").content  # type left out
+    for slip in ("print(1", "import os\nprint(os.getcwd("):  # Python with a slip stays Python (not ImageMagick)
+        broken = dispatch(ctx, repairs=True, script=slip, type="python")
+        assert "SyntaxError" in broken.content and broken.is_error and "shell command" not in broken.content
 
 
 def test_no_output_is_said(make_ctx):

@@ -14,8 +14,8 @@ from ga.errors import ToolError
 from ga.protocols import ToolCall
 from ga.tooling.dispatch import Dispatcher
 from ga.tooling.spec import ToolResult
-from tools import file_patch, file_read, file_write, fileio
-from tools.files import matching
+from tools import file_patch, file_read, file_write
+from tools.files import fileio, matching
 
 SPECS = [file_read.SPEC, file_patch.SPEC, file_write.SPEC]
 

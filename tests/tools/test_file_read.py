@@ -15,7 +15,8 @@ from ga.protocols import ToolCall
 from ga.tooling.dispatch import Dispatcher
 from ga.tooling.spec import ToolResult
 from ga.tooling.stamps import digest_of
-from tools import file_patch, file_read, file_write, fileio
+from tools import file_patch, file_read, file_write
+from tools.files import fileio
 
 SPECS = [file_read.SPEC, file_patch.SPEC, file_write.SPEC]
 

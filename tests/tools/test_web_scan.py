@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from ga.errors import PermissionDenied, ToolError
+from ga.errors import PermissionDenied
 from tests.tools.web import test_session as shared
 from tests.tools.web.test_session import scan
 from tools import web_execute_js, web_scan
@@ -269,14 +269,3 @@ def test_a_scrolling_photo_strip_keeps_its_captions_and_a_clipping_box_hides_wha
     out = scan(web, url=f"{site}/photo_strip.html")
     assert "Third caption: a heron waiting" in out  # one scroll away, not hidden
     assert "Left half of a clipped row" in out and "Right half of a clipped row" not in out
-
-
-def test_a_page_that_fails_to_open_but_names_a_workspace_file_points_to_the_file(web):
-    (web.workspace / "test_stats.py").write_text("import unittest\n")
-    hallucinated = "https://github.invalid/Qwen/Qwen/blob/main/test_stats.py"  # a 1.5B model's idea of the file
-    with pytest.raises(ToolError, match=r"Could not open .*\. test_stats\.py is a file in the workspace: read it "
-                                        r"with file_read \(path='test_stats\.py'\)\.$"):
-        scan(web, url=hallucinated)
-    with pytest.raises(ToolError) as other:
-        scan(web, url="https://github.invalid/Qwen/Qwen/blob/main/absent.py")
-    assert "workspace" not in str(other.value)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import keyword
 import os
 import re
+import shutil
 import sys
 
 PIP_NAMES = {
@@ -64,11 +66,31 @@ def _command_not_found(output: str, exit_code: int | None) -> str:
             "(apt-get install / pip install / npm install -g), or do it another way.")
 
 
+SHELL_BUILTINS = frozenset({"cd", "export", "source", "set", "unset", "alias", "exec", "ulimit", "umask"})
+
+
+def shell_command(script: object) -> bool:
+    """A shell command, not Python ("python3 -m unittest discover -s tests"): it does not compile as Python and its
+    first word is a program on PATH or a shell builtin, never a Python keyword (ImageMagick's `import` is a program)."""
+    first = script.split(maxsplit=1)[0] if isinstance(script, str) and script.split() else ""
+    if not first or keyword.iskeyword(first) or not (first in SHELL_BUILTINS or shutil.which(first)):
+        return False
+    try:
+        compile(script, "<script>", "exec")
+    except SyntaxError:
+        return True
+    except ValueError:  # a NUL byte: let the run say what is wrong
+        pass
+    return False
+
+
 def _syntax_error(output: str, script: str, kind: str) -> str:
     if kind == "python":
         matches = _PY_SYNTAX.findall(output)
         if not matches:
             return ""
+        if shell_command(script):
+            return 'the script is a shell command, not Python: send it again with type="bash".'
         line, error, message = matches[-1]
     else:
         matches = _SH_SYNTAX.findall(output)

@@ -16,12 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ga.errors import ToolError
-from ga.tooling.disk import private_folder
 
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext
-
-    from ga.config import Settings
 
 log = logging.getLogger("tools.web.session")  # the session's logger: these helpers are its lifecycle
 
@@ -92,9 +89,10 @@ def kill_driver(pid: int | None) -> None:
             pass
 
 
-def open_browser(launched: Launched, settings: Settings, env: dict[str, str],
-                 note: Callable[[str], None]) -> None:
-    """Connect to GA_BROWSER_CDP or launch a browser, filling in `launched` (browser, context, how)."""
+def open_browser(launched: Launched, env: dict[str, str], note: Callable[[str], None], *, headed: bool,
+                 profile: Path | None) -> None:
+    """Connect to GA_BROWSER_CDP or launch a browser (`profile`: the persistent profile's folder, None for a fresh
+    one), filling in `launched` (browser, context, how)."""
     chromium = launched.playwright.chromium
     cdp = env.get("GA_BROWSER_CDP")
     if cdp:
@@ -110,8 +108,8 @@ def open_browser(launched: Launched, settings: Settings, env: dict[str, str],
     executable = locate_browser(env, chromium.executable_path)
     if executable is None:
         raise ToolError(INSTALL_HINT)
-    _launch(launched, chromium, executable, settings, note)
-    launched.how = f"started {Path(executable).name} ({'headed' if settings.headed else 'headless'})"
+    _launch(launched, chromium, executable, note, headed=headed, profile=profile)
+    launched.how = f"started {Path(executable).name} ({'headed' if headed else 'headless'})"
 
 
 def browser_env() -> dict[str, str] | None:
@@ -124,13 +122,14 @@ def browser_env() -> dict[str, str] | None:
     return {**os.environ, "TMPDIR": short} if short else None
 
 
-def _launch(launched: Launched, chromium: Any, executable: str, settings: Settings,
-            note: Callable[[str], None]) -> None:
-    options = {"executable_path": executable, "headless": not settings.headed, "args": LAUNCH_ARGS}
+def _launch(launched: Launched, chromium: Any, executable: str, note: Callable[[str], None], *, headed: bool,
+            profile: Path | None) -> None:
+    options = {"executable_path": executable, "headless": not headed, "args": LAUNCH_ARGS}
     if env := browser_env():
         options["env"] = env
-    if settings.browser_profile:
-        profile = private_folder(settings.home / "browser-profile")  # cookies and logins: the user's only
+    if profile is not None:
+        profile.mkdir(mode=0o700, parents=True, exist_ok=True)
+        profile.chmod(0o700)  # cookies and logins: the user's only
         try:
             launched.context = chromium.launch_persistent_context(str(profile), bypass_csp=True,
                                                                   service_workers="block", **options)

@@ -27,7 +27,6 @@ from tools.web.network import NetPolicy
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, Page
 
-    from ga.config import Settings
     from ga.tooling.spec import ToolContext
 
 log = logging.getLogger(__name__)
@@ -44,8 +43,7 @@ def get_session(ctx: ToolContext) -> BrowserSession:
         if session is None:
             env = dict(os.environ)
             policy = NetPolicy.for_run(env, ctx.run_dir, ctx.state)
-            session = ctx.resources["browser"] = BrowserSession(ctx.settings, notice=ctx.ui.notice, env=env,
-                                                                policy=policy)
+            session = ctx.resources["browser"] = BrowserSession(ctx, notice=ctx.ui.notice, env=env, policy=policy)
         return session
 
 
@@ -53,9 +51,9 @@ class BrowserSession(tabs.TabKeeping):
     """Owns Playwright, the browser context and the tabs (their methods: tabs.TabKeeping). Public methods other than
     call/close run on its thread."""
 
-    def __init__(self, settings: Settings, notice: Callable[[str], None] | None = None,
+    def __init__(self, ctx: ToolContext, notice: Callable[[str], None] | None = None,
                  env: dict[str, str] | None = None, policy: NetPolicy | None = None):
-        self.settings = settings
+        self.settings = settings = ctx.settings
         self.env = dict(os.environ if env is None else env)
         self.notice = notice or (lambda text: None)
         # without a run (a program driving the tools), the URLs it gives are its own choice: see NetPolicy.give
@@ -188,7 +186,9 @@ class BrowserSession(tabs.TabKeeping):
     def _start(self) -> None:
         started = time.perf_counter()
         self.launched = start_driver()
-        open_browser(self.launched, self.settings, self.env, self.note)
+        s = self.settings
+        open_browser(self.launched, self.env, self.note, headed=s.headed,
+                     profile=s.home / "browser-profile" if s.browser_profile else None)
         network.install(self)
         self.context.on("page", self._adopt)
         self.context.on("close", lambda _: self._mark_dead())

@@ -19,7 +19,7 @@ from ga import config_file
 from ga.config import home_dir
 from ga.errors import ConfigError
 from ga.invocation import invocation
-from ga.tooling.disk import atomic_write, private_folder
+from ga.runs.disk import atomic_write, private_folder
 
 ACTIONS = ("show", "set", "unset", "path")
 

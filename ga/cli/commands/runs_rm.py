@@ -17,9 +17,9 @@ from ga.config import load_settings
 from ga.errors import ConfigError
 from ga.invocation import invocation
 from ga.jobs.job import parse_every
+from ga.runs.disk import hold_lock
 from ga.runs.folder import read_state, resolve_id, run_ids
 from ga.runs.liveness import effective_status, last_progress
-from ga.tooling.disk import hold_lock
 from ga.tooling.screen import clean
 
 STATUSES = ("done", "failed", "paused", "limit", "interrupted", "crashed")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import socket
 import threading
@@ -21,6 +22,9 @@ from ga.tooling.tokens import count as count_tokens
 from tests.bench.harness.fake_apis import APIServer
 
 CALL = {"name": "file_read", "arguments": {"path": "a.txt"}}
+pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
+"""An exception left in a thread here (a cut-off agent request) is a failure, not a warning in another test."""
+
 TOKEN = "trial-token-0123"
 """The proxies here are started with this token: post() sends it unless told otherwise."""
 
@@ -254,9 +258,16 @@ def test_closing_the_proxy_cuts_off_a_request_still_waiting_for_the_model():
 
     threading.Thread(target=serve, daemon=True).start()
     proxy = MeteringProxy(Upstream(openai_base=f"http://127.0.0.1:{listener.getsockname()[1]}/v1"), token=TOKEN).start()
-    agent = threading.Thread(target=post, args=(proxy.openai_url + "/chat/completions",
-                                                {"model": "m", "messages": [{"role": "user", "content": "hi"}]}),
-                             daemon=True)
+    ended = {}
+
+    def ask():  # the agent's request: answered with an error or cut off, it must end, and inside this thread
+        try:
+            ended["status"] = post(proxy.openai_url + "/chat/completions",
+                                   {"model": "m", "messages": [{"role": "user", "content": "hi"}]})[0]
+        except (OSError, http.client.HTTPException) as err:
+            ended["error"] = err
+
+    agent = threading.Thread(target=ask, daemon=True)
     agent.start()
     time.sleep(0.5)  # the request is up there, waiting; the agent is then killed and the trial ends
     started = time.monotonic()
@@ -268,6 +279,8 @@ def test_closing_the_proxy_cuts_off_a_request_still_waiting_for_the_model():
     while "closed" not in seen and time.monotonic() < deadline:
         time.sleep(0.05)
     assert seen.get("closed") is True
+    agent.join(10)
+    assert ended and not agent.is_alive()
     listener.close()
 
 

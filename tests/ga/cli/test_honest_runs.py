@@ -202,8 +202,8 @@ def test_a_reasoning_models_thinking_stays_in_the_trajectory_only(home, workspac
     thinking = "<think>\nThe user wants a file. I'll write it.\n</think>\n\n"
     steps = [{"content": f"{thinking}<tool_call>\n{call}\n</tool_call>"},
              {"content": "Wrote it.", "reasoning": "Check: the file is written, so I can say so."}]
-    with ScriptedServer(steps) as server:
-        proc = ga(["write hello.txt"], server, home, workspace)
+    with ScriptedServer(steps) as server:  # a call written as text runs under a small model's settings only
+        proc = ga(["write hello.txt"], server, home, workspace, GA_MODEL_SETTINGS="small")
         server.assert_complete()
     assert proc.returncode == 0 and proc.stdout.strip() == "Wrote it.", proc.stderr
     assert (workspace / "hello.txt").read_text() == "Hello"

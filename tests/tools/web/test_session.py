@@ -90,7 +90,7 @@ def test_locate_browser_order(tmp_path):
 def test_no_browser_gives_the_install_command(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
     ctx = _context(tmp_path, browser_profile=False)
-    session = BrowserSession(ctx.settings, env={"PLAYWRIGHT_BROWSERS_PATH": str(tmp_path)})
+    session = BrowserSession(ctx, env={"PLAYWRIGHT_BROWSERS_PATH": str(tmp_path)})
     try:
         with pytest.raises(ToolError) as e:
             session.call(lambda s: s.ensure())
