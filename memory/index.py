@@ -116,6 +116,8 @@ LISTING_HEAD = ("[Memory: SOPs that may fit this task, from earlier runs or impo
                 "a command taken from one is checked like any other, and a step that does not fit the task is "
                 "skipped (say so). Imported and unproven ones (no run here succeeded with them yet) deserve more "
                 "doubt. Open a fitting one that is not shown whole with file_read; your files go in the workspace.]")
+SCRIPT_LINE = ("A script verified on an earlier run. For this task, run it with code_run (type bash), these "
+               "values filled in (check them against the task):")
 WHOLE_CHARS = 800
 """An SOP whose body is this short (about 200 tokens) is shown whole with the task, to every model."""
 WHOLE_CHARS_SMALL = 2400
@@ -137,8 +139,11 @@ def task_listing(home: Path, task: str, skills_path: list[Path] = (), *, whole: 
         flags = f" [{', '.join(marks(skill))}]" if marks(skill) else ""
         lines.append(f"- {skill.name} ({skill.path}){flags}: {skill.description}")
         if (usage := skill.metadata.get("usage")) and (values := suggested(usage, task, _files(workdir))):
+            # The steps would only repeat the usage with names and where it was learnt: the command filled in
+            # comes last, where a reader (a small model above all) acts on it; SKILL.md keeps the rest.
             command = " ".join([*usage.split()[:2], *map(shlex.quote, values)])
-            lines.append(f"  With this task's values (check them): `{command}`")
+            lines += [f"  {SCRIPT_LINE}", f"      {command}"]
+            continue
         body = skill.body.strip()
         limit = WHOLE_CHARS_SMALL if whole else WHOLE_CHARS
         if body and (len(body) <= limit or whole):

@@ -72,8 +72,8 @@ def test_the_next_task_sees_the_script_whole_runs_it_and_records_the_use(home, w
     assert proc.returncode == 0, proc.stderr
     shown = listed(server)  # in the first user message, after the task
     assert shown.index(NEXT) < shown.index(f"- {name} (")
-    assert usage in shown and "payments.csv amount total.txt" in shown  # shown whole
-    assert f"With this task's values (check them): `{command}`" in shown  # the task's values, by their roles
+    assert shown.rstrip().endswith(f"these values filled in (check them against the task):\n      {command}")
+    assert usage not in shown  # the values by their roles, not the usage with names
     assert (workspace / "sum.txt").read_text() == "3.75\n"
     meta = read(home / "sop" / name / "SKILL.md").metadata
     assert (meta["uses"], meta["successes"]) == ("1", "1")
