@@ -82,6 +82,8 @@ def test_cwd_is_confined_to_the_workspace(make_ctx, workspace):
     assert str(workspace / "sub") in dispatch(ctx, script="pwd", type="bash", cwd="sub").content
     result = dispatch(ctx, script="pwd", type="bash", cwd="..")
     assert result.is_error and "workspace-confinement" in result.content
+    assert result.content.startswith(f"cwd '..' is not in the workspace: leave cwd out to run in the workspace "
+                                     f"{workspace}")
     # the workspace's absolute path with its last folder dropped: refused, naming the folder inside
     result = dispatch(ctx, script="pwd", type="bash", cwd=str(workspace.parent / "sub"))
     assert result.is_error and "The workspace has sub: if you meant it, pass path='sub'" in result.content

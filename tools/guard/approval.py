@@ -37,7 +37,11 @@ def script_cwd(args: dict, ctx: ToolContext) -> Path:
     """The folder to run in: the workspace, or `cwd` confined to it."""
     if not args.get("cwd"):
         return ctx.workspace
-    path = ctx.resolve(args["cwd"], write=True)
+    try:
+        path = ctx.resolve(args["cwd"], write=True)
+    except PermissionDenied as e:  # the fix is nearly always to drop cwd: say that first, the rule after
+        raise PermissionDenied(f"cwd {args['cwd']!r} is not in the workspace: leave cwd out to run in the "
+                               f"workspace {ctx.workspace}, or give a folder inside it. ({e})") from None
     if not path.is_dir():
         raise PermissionDenied(f"cwd {args['cwd']!r} is not a folder ({path}): give an existing folder "
                                "inside the workspace, or leave cwd out to run in the workspace.")
