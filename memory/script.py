@@ -65,7 +65,7 @@ def build(steps: list[Step], lifter: Lifter | None = None) -> Script:
     if len(steps) == 1 and steps[0].kind == "python" and not steps[0].cwd:
         code = lift_python.lift(steps[0].code, literals, name_of) if literals else steps[0].code
         if code is not None:
-            code = lift_python.with_header(code, lift_python.header(params, from_env=False))
+            code = lift_python.with_header(code, lift_python.header(params, from_env=False)) + _said_py(params)
             return Script(files={"main.py": code.rstrip("\n") + "\n"}, entry="main.py", parameters=params)
     files: dict[str, str] = {}
     body = [_render(step, name_of, literals, params, files) for step in steps]
@@ -73,7 +73,20 @@ def build(steps: list[Step], lifter: Lifter | None = None) -> Script:
             'HERE="$(cd "$(dirname "$0")" && pwd)"']
     if params:
         head.append("export " + " ".join(f'{p.name}="${i}"' for i, p in enumerate(params, 1)))
-    return Script(files={ENTRY_SH: "\n".join(head + body) + "\n", **files}, entry=ENTRY_SH, parameters=params)
+    return Script(files={ENTRY_SH: "\n".join(head + body) + _said_sh(params) + "\n", **files}, entry=ENTRY_SH,
+                  parameters=params)
+
+
+# A script that writes its result into a file prints nothing: what it wrote is said, so the next run's model sees the
+# result of the one call instead of guessing it (the 1.5B model overwrote the new sum with the task's example).
+def _said_py(params: list[Parameter]) -> str:
+    return "".join(f"\nprint(f'wrote {{{p.name}}}:', open({p.name}, encoding='utf-8', errors='replace')"
+                   ".read(300).rstrip())" for p in params if p.name.startswith("OUTPUT_"))
+
+
+def _said_sh(params: list[Parameter]) -> str:
+    return "".join(f'\necho "wrote ${p.name}: $(head -c 300 "${p.name}")"'
+                   for p in params if p.name.startswith("OUTPUT_"))
 
 
 def _render(step: Step, name_of, literals: list[Literal], params: list[Parameter],

@@ -55,7 +55,8 @@ def test_python_constants_become_arguments_and_f_strings_keep_the_rest(tmp_path)
     assert "'server.log'" not in text and "f'{LINES} lines in {INPUT_LOG}:" in text
     assert "rows[2:35]" in text and "LEVEL" in text  # a slice bound stays, the task's 35 elsewhere is lifted
     out = _run(script, ["app.log", "WARN", "n.txt", "7"], tmp_path, {"app.log": "WARN a\nINFO\nWARN b\n"})
-    assert (tmp_path / "n.txt").read_text() == "2\n" and "WARN lines in app.log: 2" in out and out.endswith("7\n")
+    assert (tmp_path / "n.txt").read_text() == "2\n" and "WARN lines in app.log: 2" in out
+    assert out.endswith("7\nwrote n.txt: 2\n")  # what it wrote, said
 
 
 def test_shell_values_are_quoted_in_words_single_quotes_and_here_documents(tmp_path):
@@ -68,7 +69,7 @@ def test_shell_values_are_quoted_in_words_single_quotes_and_here_documents(tmp_p
     assert "'\"${LINES}\"'" not in run_sh and 'grep -c "${LINES}" "${INPUT_LOG}" > "${OUTPUT_TXT}"' in run_sh
     assert "os.environ['INPUT_LOG']" in run_sh and "see ${INPUT_LOG} (\\$HOME stays)" in run_sh
     out = _run(script, ["my log", "WARN", "n.txt"], tmp_path, {"my log": "WARN a\nWARN b\nINFO\n"})
-    assert out.splitlines() == ["done: my log", "2 from my log"]
+    assert out.splitlines() == ["done: my log", "2 from my log", "wrote n.txt: 2"]  # what it wrote, said
     assert (tmp_path / "note.md").read_text() == "see my log ($HOME stays)\n"
 
 
