@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import stat
 import tempfile
 import time
 from collections.abc import Iterator
@@ -109,7 +110,14 @@ def _clear_stale_temps(path: Path) -> None:
 
 
 def read_text(path: Path) -> str:
+    """A memory file's text ('' when missing), never waiting on a FIFO planted in its place (it would hang every run:
+    a FIFO, a device or a folder reads as missing)."""
     try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except (FileNotFoundError, IsADirectoryError):
         return ""
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return ""
+        os.set_blocking(fd, True)
+        return f.read().decode("utf-8", errors="replace")

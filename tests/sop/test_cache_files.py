@@ -27,3 +27,16 @@ def test_a_fifo_in_the_cache_does_not_hang_a_run(home, workspace):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert listed  # the SOP is still found: its tokens are simply computed again
     assert (cache / "sop-tokens.json").is_file()  # a real cache file took its place
+
+
+def test_fifos_in_place_of_the_memory_files_do_not_hang_a_run(home, workspace):
+    memory = home / "memory"
+    memory.mkdir(parents=True)
+    for name in ("facts.md", "index.md"):  # read at every run's start and end
+        os.mkfifo(memory / name)
+    with ScriptedServer([{"content": "deployed"}]) as server:
+        proc = subprocess.run([sys.executable, RUN_PY, "deploy the static site with rsync", "--no-sandbox"],
+                              cwd=workspace, env=ga_env(server, home), capture_output=True, text=True, timeout=60,
+                              stdin=subprocess.DEVNULL, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "deployed" in proc.stdout
