@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ga.tooling.permissions import SideEffect
 from ga.tooling.spec import ToolContext, ToolResult, ToolSpec
-from tools.guard import escape, git_meta, home_files, sandbox
+from tools.guard import escape, git_meta, home_files, sandbox, sandbox_ports
 from tools.guard.approval import check, script_cwd
 from tools.process import check_env, environment, hints, lifetime, runner
 
@@ -131,12 +131,16 @@ def _sandboxed(command: list[str], files: list[Path], ctx: ToolContext, *, cwd: 
     home.before(roots)
     layout = sandbox.layout_for(ctx.workspace, ctx.settings.home, ctx.settings.allow_paths, kept=kept,
                                 read_only=ctx.settings.mode == "plan")
-    boxed = processes.contain(sandbox.wrap(command, layout=layout, cwd=cwd, read_only=files,
-                                              writable_files=writable), layout.limits.procs)
-    try:
-        outcome = runner.run(boxed, cwd=cwd, env=env, timeout=timeout, capture=capture)
-    finally:  # a hook or config the command left in git's metadata never reaches the host's git
-        disarmed, moved = guard.disarm(roots, kept), home.after()
+    ports = () if layout.network or layout.read_only else sandbox_ports.ports_from()  # GA_SANDBOX_PORTS
+    with sandbox_ports.host_bridge(ports) as bridge:
+        argv = sandbox_ports.inside(command, bridge, ports) if bridge else command
+        shown = [*files, bridge] if bridge else files  # the bridge's sockets, after the private /tmp
+        boxed = processes.contain(sandbox.wrap(argv, layout=layout, cwd=cwd, read_only=shown, writable_files=writable),
+                                  layout.limits.procs)
+        try:
+            outcome = runner.run(boxed, cwd=cwd, env=env, timeout=timeout, capture=capture)
+        finally:  # a hook or config the command left in git's metadata never reaches the host's git
+            disarmed, moved = guard.disarm(roots, kept), home.after()
     return layout, outcome, disarmed, moved
 
 

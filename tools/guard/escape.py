@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tools.guard.places import normpath
 from tools.guard.sandbox import Layout, shown_inside, writable_inside
-from tools.process.hints import NO_NETWORK
+from tools.process.hints import NO_NETWORK, REFUSED
 
 _READ_ONLY = re.compile(r"(/[^\s:'\"`]+)['\"`]?: Read-only file system|Read-only file system: ['\"](/[^'\"]+)")
 _MISSING = re.compile(r"(/[^\s:'\"`]+)['\"`]?: No such file or directory|No such file or directory: ['\"](/[^'\"]+)")
@@ -37,6 +37,8 @@ def blocked(output: str, layout: Layout) -> str:
     ("" when it was not): no network, a path the sandbox keeps read-only, or one of the host's it does not show."""
     if not layout.network and NO_NETWORK.search(output):
         return "it has no network"
+    if not layout.network and REFUSED.search(output):  # only its own loopback is there
+        return "its network is its own: the host's 127.0.0.1 (localhost) is not reachable inside it"
     for m in _READ_ONLY.finditer(output):
         path = Path(os.path.realpath(m.group(1) or m.group(2)))  # a write through a link lands where it points
         if not writable_inside(path, layout) and _host_writable(path):

@@ -28,6 +28,13 @@ _PORT = re.compile(r"(?:port\s*[=:]?\s*|:)(\d{2,5})\b", re.I)
 
 NO_NETWORK = re.compile(r"Temporary failure in name resolution|Could not resolve host|Name or service not known|"
                          r"Network is unreachable|getaddrinfo (ENOTFOUND|EAI_AGAIN)|nodename nor servname")
+REFUSED = re.compile(r"Connection refused|ECONNREFUSED|Couldn't connect to server|Failed to connect to", re.I)
+"""A connection refused. In the sandbox without network only its own loopback exists, so this is 127.0.0.1 (or
+localhost): not the host's, where the user's database or dev server listens."""
+OWN_LOOPBACK = ("the sandbox has its own network: 127.0.0.1 (localhost) inside it is not the host's, so a server "
+                "running on the host (a database, a dev server) cannot be reached from here. Start the server in "
+                "the same code_run, or tell the user the ways out: GA_SANDBOX_PORTS=PORT,... lets the host's ports "
+                "they name through, GA_SANDBOX_NET=1 shares the host's whole network, --no-sandbox runs without it.")
 
 
 def hints(output: str, exit_code: int | None, *, script: str, kind: str, sandbox: bool,
@@ -35,15 +42,16 @@ def hints(output: str, exit_code: int | None, *, script: str, kind: str, sandbox
     """Hints for the tail of the output (empty when the run succeeded). `read_only`: plan mode's sandbox."""
     if exit_code == 0:
         return []
-    if read_only and (NO_NETWORK.search(output) or _permission_denied(output, sandbox)):
+    if read_only and (NO_NETWORK.search(output) or REFUSED.search(output) or _permission_denied(output, sandbox)):
         return ["hint: this is plan mode: code runs with the workspace read-only and no network, so it can look but "
                 "not change or download anything. Put that step in your plan instead."]
     offline = sandbox and not network and NO_NETWORK.search(output)
+    own_loopback = sandbox and not network and not offline and REFUSED.search(output)
     found = [_missing_module(output), _command_not_found(output, exit_code), _syntax_error(output, script, kind),
              _permission_denied(output, sandbox), _port_in_use(output, script), _sandbox_limit(output, exit_code)
              if sandbox else "",
              "the sandbox has no network: do it offline, or tell the user that GA_SANDBOX_NET=1 allows the "
-             "network (or --no-sandbox)." if offline else ""]
+             "network (or --no-sandbox)." if offline else "", OWN_LOOPBACK if own_loopback else ""]
     return [f"hint: {h}" for h in found if h]
 
 
