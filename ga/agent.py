@@ -16,12 +16,12 @@ from ga.model.settings import ModelSettings
 from ga.outcome import Done, Outcome
 from ga.prompts import first_message, system_prompt
 from ga.protocols import UI, Memory, Model, Reply, ToolCall, Usage
-from ga.reply import CUT_FINISHES, RUNTIME_NOTES, assistant_message, tidy, unique_ids
+from ga.reply import CUT_FINISHES, RUNTIME_NOTES, assistant_message, final_answer, tidy, unique_ids
 from ga.runs.folder import History, Run, tool_message
 from ga.runs.mailbox import Inbox
 from ga.tooling.budget import SHOWN_RESULTS
 from ga.tooling.dispatch import Dispatcher, cap
-from ga.tooling.human import WaitingForAnswer, answer_result, candidates_of
+from ga.tooling.human import AWAITED, WaitingForAnswer, answer_result, candidates_of
 from ga.tooling.permissions import SideEffect
 from ga.tooling.spec import ToolContext, ToolResult, error, ran
 
@@ -71,8 +71,7 @@ class Agent:
             project, read = agents_md.notes(self.settings.workdir, self.settings.home)
             if read:
                 run.state["agents_md"] = [str(p) for p in read]
-            extra = "\n\n".join(filter(None, [project, listing]))
-            self.record({"role": "user", "content": first_message(self.settings, run.state["task"], extra)})
+            self.record({"role": "user", "content": first_message(self.settings, run.state["task"], project, listing)})
         return self.context
 
     def start(self) -> Outcome:
@@ -190,11 +189,12 @@ class Agent:
         self.settle(results)
 
     def answered(self, reply: Reply) -> None:
-        """The model's final answer: the run is done, unless the user's --check says the work is not."""
+        """The model's final answer: done, unless it is none (failed) or the user's --check says the work is not."""
+        answer = final_answer(reply.content)
         if not self.settings.check or (checked := run_check(
                 self.settings.check, number=self.turns, dispatcher=self.dispatcher, ctx=self.ctx, run=self.run,
                 ui=self.ui, escalation=self.escalation)).passed:
-            raise Done(reply.content)
+            raise Done(answer)
         self.record(checked.message)
         self.settle()
 
@@ -207,7 +207,7 @@ class Agent:
             if call.name == "ask_user" and self.answer is not None:
                 self.on_result(call, answer_result(self.answer, candidates_of(call.arguments), mail=self.answer_mail))
                 self.answer = None
-            elif call.id in self.started and not self._rerunnable(call.name):
+            elif call.id in self.started and not self._rerunnable(call.name) and call.id != self.ctx.state.get(AWAITED):
                 self.on_result(call, error(
                     f"This {call.name} call was running when the run stopped; it may or may not have taken effect. "
                     "Check the current state before repeating it.", stage="interrupted"))

@@ -71,6 +71,23 @@ def unusable(reply: Reply) -> tuple[str, str] | None:
     return None
 
 
+class NoAnswer(AgentStop):
+    """The final reply holds no answer (a null value, stray brackets): the run fails; it never ends done on it."""
+
+    status = "failed"
+    exit_code = 1
+
+
+def final_answer(content: str) -> str:
+    """The final reply's text, unless it is no answer at all (NoAnswer): empty, a null value, or only brackets or
+    tags. Asked after any doubt (ga/escalation): a reply that came back the same is not taken for a result."""
+    text = " ".join(content.split())
+    if not text or _NULL.fullmatch(text) or is_debris(text):
+        why = f"it was only {text[:40]!r}" if text else "it was empty"
+        raise NoAnswer(f"The model gave no answer ({why}); what it did is kept in the run.")
+    return content
+
+
 def not_an_answer(content: str, *, after_failure: bool = False, echoes: tuple[str, ...] = ()) -> str | None:
     """Why a reply without tool calls does not read as a final answer (None when it does). A single word right
     after a turn whose calls all failed (" impossible") is a give-up, not a result; elsewhere ("42") it may be.

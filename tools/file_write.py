@@ -1,7 +1,10 @@
 """file_write: create or overwrite a file, or add text at its end or start.
 
 Creating, overwriting and prepending go through an atomic rename (readers never see half a file); an append writes
-only the new bytes. Overwriting a file the run has read refuses when it changed on disk since (as file_patch does).
+only the new bytes. Overwriting refuses a file this run has never read or written (as Claude Code's Write does: a
+rewrite of what the model never saw drops what it did not know was there) and one that changed on disk since (as
+file_patch does). An overwrite's result says how many lines went and came; its diff is in details (the terminal,
+`runs show ID --diffs`).
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ from tools.files.matching import NUMBERS_NOTE, unnumbered
 MODES = ("overwrite", "append", "prepend")
 PREVIEW_BYTES = 256 << 10
 """--confirm shows a diff against files up to this size; bigger or binary ones show only the new text."""
+UNREAD = ("Refused to overwrite {path} ({size}): this run has not read it, so the rewrite would replace what you have "
+          "not seen. Read it first with file_read (then write it whole), change the part you mean with file_patch, or "
+          "add to it with mode=append. Nothing was written.")
 WRITE_ADVICE = ("To feed data into it use code_run with a timeout; to put a regular file in its place, remove it "
                 "first with code_run (`rm PATH`), or write to another path.")
 
@@ -48,14 +54,21 @@ def _write(place: Place, args: dict, ctx: ToolContext) -> ToolResult:
         if st is not None:  # overwriting would silently replace the FIFO or device; appending would block on it
             fileio.require_regular(st, path, "file_write", WRITE_ADVICE)
         data = fileio.encode(args["content"])
+        old = b""
         if st is not None and mode == "overwrite":
             fileio.ensure_unchanged(ctx, place, st, path, "overwriting it")
             data = _without_numbers(place, st, args["content"], path, ctx) or data
+            old = _head(place, st, path)
             if not data and st.st_size:  # a model that could not fix the file would otherwise wipe it
                 raise ToolError(f"Refused to overwrite {path} ({_plural(st.st_size, 'byte')}) with empty content: "
                                 "that deletes all of it. Send the whole new content, or patch the part to change "
                                 "with file_patch; to empty the file on purpose, truncate it with code_run.")
-        if st is not None and mode == "overwrite" and _holds(place, st, data, path):
+        holds = st is not None and mode == "overwrite" and _holds(place, st, data, path)
+        if st is not None and mode == "overwrite" and not holds and st.st_size and not _seen(ctx, real) and \
+                not fileio.is_binary(old[: fileio.SNIFF_BYTES]):
+            raise ToolError(UNREAD.format(path=path, size=_lines(old) if len(old) <= PREVIEW_BYTES
+                                          else fileio.human_size(st.st_size)))
+        if holds:
             # not written: the model repeats itself; the file is done, and is what it sent
             digest = stamps.digest_of([data]) if len(data) <= stamps.DIGEST_LIMIT else ""
             stamps.remember(ctx.state, real, stamps.stamp(st, digest))
@@ -71,7 +84,18 @@ def _write(place: Place, args: dict, ctx: ToolContext) -> ToolResult:
         else:
             new_stamp = place.replace([data], st)
         stamps.remember(ctx.state, real, new_stamp)
-    return _result(path, mode, place, before=st, data=data, size=new_stamp[1], ctx=ctx)
+    return _result(path, mode, place, before=st, data=data, size=new_stamp[1], ctx=ctx, old=old)
+
+
+def _seen(ctx: ToolContext, real) -> bool:
+    """This run has read or written the file (its stamp is kept: ga/tooling/stamps.py)."""
+    return str(real) in ctx.state.get(stamps.STATE_KEY, {})
+
+
+def _head(place: Place, st: os.stat_result, shown: str) -> bytes:
+    """The file as it is, up to PREVIEW_BYTES + 1 bytes: what an overwrite's diff is made from."""
+    with fileio.open_regular(place, st, shown, "file_write", WRITE_ADVICE) as f:
+        return f.read(PREVIEW_BYTES + 1)
 
 
 def _without_numbers(place: Place, st: os.stat_result, content: str, shown: str, ctx: ToolContext) -> bytes | None:
@@ -116,19 +140,31 @@ def _append(place: Place, data: bytes, shown: str) -> list[int]:
 
 
 def _result(path: str, mode: str, place: Place, *, before: os.stat_result | None, data: bytes, size: int,
-            ctx: ToolContext) -> ToolResult:
+            ctx: ToolContext, old: bytes = b"") -> ToolResult:
+    details = {"path": str(place.real), "mode": mode, "created": before is None, "bytes": size}
     if before is None:
         made = place.made
         folders = f" (and folder {fileio.shown_path(made[0], ctx.workspace)}/)" if made else ""
         message = f"Created {path}{folders}: {_plural(len(data), 'byte')}, {_lines(data)}."
     elif mode == "overwrite":
         message = (f"Overwrote {path} (was {_plural(before.st_size, 'byte')}): now {_plural(len(data), 'byte')}, "
-                   f"{_lines(data)}.")
+                   f"{_lines(data)}")
+        if len(old) <= PREVIEW_BYTES and not fileio.is_binary(old[: fileio.SNIFF_BYTES]):
+            diff = _diff(old, data, f"a/{path}", f"b/{path}")
+            removed, added = _counts(diff)
+            message += f" (-{removed}/+{added} lines)"  # a rewrite that dropped a function says so
+            details.update(diff=diff, removed=removed, added=added)
+        message += "."
     else:
         where = "to the end of" if mode == "append" else "at the start of"
         message = f"Added {_plural(len(data), 'byte')} ({_lines(data)}) {where} {path}: now {_plural(size, 'byte')}."
-    return ToolResult(content=message, details={"path": str(place.real), "mode": mode, "created": before is None,
-                                                "bytes": size})
+    return ToolResult(content=message, details=details)
+
+
+def _counts(diff: str) -> tuple[int, int]:
+    """Lines a unified diff removes and adds (its --- and +++ header lines not counted)."""
+    lines = diff.splitlines()[2:]
+    return (sum(1 for line in lines if line.startswith("-")), sum(1 for line in lines if line.startswith("+")))
 
 
 def preview(args: dict, ctx: ToolContext) -> str:

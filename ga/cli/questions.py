@@ -64,7 +64,8 @@ def ask_prompt(console: Console, question: str, candidates: list[str]) -> str:
 
 def approve_prompt(console: Console, title: str, shown: str, editable: str, remember: str = "") -> tuple[str, str]:
     """("approve", ""), ("reject", reason or ""), or ("edit", the new text of `editable`); with `remember` (a tool's
-    name) also ("approve", "tool"): that tool for the rest of the run, or ("approve", "run"): every change."""
+    name) also ("approve", "tool"): that tool for the rest of the run, or ("approve", "run"): every change;
+    ("pause", "") when input ended (Ctrl-D)."""
     console.print(Text(f"Approve {screen.one_line(title, 200)}?", style="bold yellow"))
     console.print(preview(shown))
     if remember:
@@ -73,8 +74,8 @@ def approve_prompt(console: Console, title: str, shown: str, editable: str, reme
     while True:
         try:
             word, _, rest = read_line(console, "[a]pprove / [r]eject / [e]dit > ").strip().partition(" ")
-        except EOFError:
-            return "reject", "nobody could answer (standard input is closed)"
+        except EOFError:  # Ctrl-D: the run pauses here, as at a question (ga/tooling/approval.py)
+            return "pause", ""
         word = word.lower()
         if word in APPROVE:
             return "approve", ""

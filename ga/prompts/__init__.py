@@ -30,9 +30,9 @@ def system_prompt(memory: Memory | None = None, listing: str = "") -> str:
     return "\n\n".join(filter(None, [render("system.md"), memory.system_section() if memory else "", listing]))
 
 
-def first_message(settings: Settings, task: str, listing: str = "") -> str:
-    """The run's first user message: where and when, the task, then the project's AGENTS.md and what memory has
-    for it (beside the task, where a small model reads it)."""
+def first_message(settings: Settings, task: str, *notes: str) -> str:
+    """The run's first user message: where and when, the task, then `notes` (the project's AGENTS.md, what memory
+    has for it: beside the task, where a small model reads them), empty ones left out."""
     head = render("task.md", workdir=settings.workdir, platform=f"{platform.system()} {platform.machine()}",
                   date=time.strftime("%Y-%m-%d"), task=task)
-    return f"{head}\n\n{listing}" if listing else head
+    return "\n\n".join([head, *filter(None, notes)])

@@ -8,6 +8,7 @@ import logging
 
 from ga.errors import PermissionDenied, ToolError
 from ga.tooling import arguments
+from ga.tooling.human import AWAITED, ApprovalPaused
 from ga.tooling.spec import ToolContext, ToolSpec
 
 log = logging.getLogger(__name__)
@@ -22,6 +23,7 @@ APPROVED = "approved"
 
 def confirm(spec: ToolSpec, args: dict, ctx: ToolContext) -> dict:
     """Show the change (a diff, the command as written) and ask; an edit is shown again for approval."""
+    ctx.state.pop(AWAITED, None)  # asked again now (a call left at its approval with Ctrl-D)
     approved = ctx.state.get(APPROVED) or {}
     if approved.get("all") or spec.name in approved.get("tools", []):
         return args
@@ -39,6 +41,10 @@ def confirm(spec: ToolSpec, args: dict, ctx: ToolContext) -> dict:
         if decision == "approve":
             _remember(ctx, spec.name, text)
             return args
+        if decision == "pause":
+            ctx.state[AWAITED] = ctx.call_id
+            raise ApprovalPaused(f"Paused at the approval of a {spec.name} call (input ended); nothing was run. "
+                                 "Resumed on a terminal, the run asks again.")
         if decision == "reject":
             reason = f" Their reason: {' '.join(text.split())}" if text.strip() else ""
             raise PermissionDenied(f"The user rejected this {spec.name} call (rule: confirm-mode).{reason} "

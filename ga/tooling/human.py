@@ -1,6 +1,6 @@
 """Asking the human: on a terminal ga waits for the answer; in autonomous mode the run pauses until one comes.
 
-The ask_user tool and stage 3 of the escalation both ask through here.
+The ask_user tool and stage 3 of the escalation ask through here; --confirm's approval pauses the same way.
 """
 
 from __future__ import annotations
@@ -10,6 +10,9 @@ from ga.tooling import arguments
 from ga.tooling.spec import ToolContext, ToolResult
 
 _CANDIDATES = {"properties": {"candidates": {"type": "array"}}}
+AWAITED = "approval_awaited"
+"""Tool state: the id of the call whose approval (--confirm) the human left with Ctrl-D; it never ran, so a resume
+asks again."""
 
 
 class WaitingForAnswer(Paused):
@@ -20,6 +23,10 @@ class WaitingForAnswer(Paused):
         super().__init__(f"The agent asks: {question}{options}")
         self.question = question
         self.candidates = candidates
+
+
+class ApprovalPaused(Paused):
+    """Ctrl-D at a --confirm approval: the run pauses there, as at a question; resumed on a terminal, it asks again."""
 
 
 def candidates_of(raw: str | dict | None) -> list[str]:

@@ -40,11 +40,18 @@ def test_create_makes_parent_folders(make_ctx, workspace):
     assert result.details["created"] is True
 
 
+def read(ctx, path: str) -> None:
+    """What the model does before it rewrites a file: file_read it (the run now knows the file)."""
+    assert not file_read.run({"path": path}, ctx).is_error
+
+
 def test_overwrite_replaces_and_says_so(make_ctx, workspace):
     (workspace / "a.txt").write_text("old content\n")
-    result = write(make_ctx(), "a.txt", "new")
+    ctx = make_ctx()
+    read(ctx, "a.txt")
+    result = write(ctx, "a.txt", "new")
     assert (workspace / "a.txt").read_text() == "new"
-    assert result.content == "Overwrote a.txt (was 12 bytes): now 3 bytes, 1 line."
+    assert result.content == "Overwrote a.txt (was 12 bytes): now 3 bytes, 1 line (-1/+1 lines)."
 
 
 def test_writing_what_the_file_already_holds_says_nothing_changed_and_leaves_it_alone(make_ctx, workspace):
@@ -90,6 +97,7 @@ def test_writes_are_atomic_and_keep_the_mode(make_ctx, workspace):
     path.write_text("#!/bin/sh\n")
     path.chmod(0o750)
     ctx = make_ctx()
+    read(ctx, "run.sh")
     for mode in ("overwrite", "append", "prepend"):
         write(ctx, "run.sh", "echo hi\n", mode)
         assert stat.S_IMODE(path.stat().st_mode) == 0o750, mode
@@ -185,8 +193,6 @@ def test_overwrite_of_a_file_changed_since_it_was_read_is_refused(make_ctx, work
     assert not appended.is_error  # appending loses nothing
     file_read.run({"path": "notes.txt"}, ctx)
     assert not dispatch(ctx, {"path": "notes.txt", "content": "model's version\n"}).is_error
-    (workspace / "never-read.txt").write_text("old\n")
-    assert not dispatch(ctx, {"path": "never-read.txt", "content": "new\n"}).is_error
 
 
 def test_append_writes_only_the_new_bytes_in_place(make_ctx, workspace):
@@ -220,10 +226,12 @@ def test_a_rewrite_copied_with_file_reads_line_numbers_is_written_without_them(m
     config = workspace / "config.json"
     config.write_text('{\n  "db_host": "db.internal",\n  "db_port": 5432\n}\n')
     numbered = '1|{\n2|  "database_host": "db.internal",\n3|  "db_port": 5432\n4|}\n'  # a 1.5B model's rewrite
-    result = dispatch(make_ctx(), {"path": "config.json", "content": numbered})
+    ctx = make_ctx()
+    read(ctx, "config.json")
+    result = dispatch(ctx, {"path": "config.json", "content": numbered})
     assert result.content.startswith("[content had file_read's `N|` line numbers on every line: they were left out.")
     assert config.read_text() == '{\n  "database_host": "db.internal",\n  "db_port": 5432\n}\n'
-    assert result.content.endswith("now 56 bytes, 4 lines.")
+    assert result.content.endswith("now 56 bytes, 4 lines (-1/+1 lines).")
 
 
 @pytest.mark.parametrize("name, before, content", [
@@ -233,8 +241,45 @@ def test_a_rewrite_copied_with_file_reads_line_numbers_is_written_without_them(m
     ("gap.txt", "x\n", "1|a\n3|c\n"),  # numbers that skip are not file_read's
 ])
 def test_numbered_lines_that_are_the_content_are_written_as_sent(make_ctx, workspace, name, before, content):
+    ctx = make_ctx()
     if before is not None:
         (workspace / name).write_text(before)
-    result = dispatch(make_ctx(), {"path": name, "content": content})
+        read(ctx, name)
+    result = dispatch(ctx, {"path": name, "content": content})
     assert not result.is_error and "line numbers" not in result.content
     assert (workspace / name).read_text() == content
+
+
+APP = ("import sys\n\n\ndef load(path):\n    return open(path).read()\n\n\n"
+       "def count(text):\n    return len(text.splitlines())\n")
+
+
+def test_an_overwrite_of_a_file_this_run_never_read_is_refused_and_loses_nothing(make_ctx, workspace):
+    (workspace / "settings.json").write_text('{"theme": "dark", "port": 8080}\n')
+    ctx = make_ctx()
+    refused = dispatch(ctx, {"path": "settings.json", "content": '{"done": true}'})  # the 1.5B model's rewrite
+    assert refused.is_error and "this run has not read it" in refused.content
+    assert "file_read" in refused.content and "file_patch" in refused.content and "mode=append" in refused.content
+    assert (workspace / "settings.json").read_text() == '{"theme": "dark", "port": 8080}\n'
+    assert not dispatch(ctx, {"path": "settings.json", "content": "x\n", "mode": "append"}).is_error
+    assert not dispatch(ctx, {"path": "settings.json", "content": "y\n", "mode": "prepend"}).is_error
+    (workspace / "empty.txt").write_text("")
+    assert not dispatch(ctx, {"path": "empty.txt", "content": "z\n"}).is_error  # nothing there to lose
+    assert not dispatch(ctx, {"path": "made.txt", "content": "one\n"}).is_error  # the run's own file
+    assert not dispatch(ctx, {"path": "made.txt", "content": "two\n"}).is_error
+    read(ctx, "settings.json")
+    assert not dispatch(ctx, {"path": "settings.json", "content": '{"done": true}'}).is_error
+
+
+def test_an_overwrite_says_how_many_lines_went_and_keeps_its_diff(make_ctx, workspace):
+    (workspace / "app.py").write_text(APP)
+    ctx = make_ctx()
+    read(ctx, "app.py")
+    dropped = APP.split("\n\n\ndef count", maxsplit=1)[0] + "\n"  # a rewrite that lost a function
+    shown = file_write.preview({"path": "app.py", "content": dropped}, ctx)  # what --confirm showed before
+    result = dispatch(ctx, {"path": "app.py", "content": dropped})
+    said = f"Overwrote app.py (was {len(APP)} bytes): now {len(dropped)} bytes, 5 lines (-4/+0 lines)."
+    assert result.content == said
+    assert (result.details["removed"], result.details["added"]) == (4, 0)
+    assert "-def count(text):" in result.details["diff"]
+    assert result.details["diff"] == shown  # an approved change is not shown a second time

@@ -45,7 +45,8 @@ def test_plan_mode_looks_with_code_says_so_and_ends_with_how_to_carry_it_out(hom
     hint = next(line for line in planned.stderr.splitlines() if line.startswith("carry it out with: "))
     assert hint.startswith("carry it out with: ") and 'run.py --continue --mode default "go ahead"' in hint
     command = shlex.split(hint.split("run.py ", 1)[1].split("  (")[0])
-    with ScriptedServer([{"tool_calls": [tool_call("file_write", path="notes.txt", content="renamed\n")]},
+    with ScriptedServer([{"tool_calls": [tool_call("file_read", path="notes.txt")]},
+                         {"tool_calls": [tool_call("file_write", path="notes.txt", content="renamed\n")]},
                          {"content": "Renamed."}]) as server:
         carried = ga(command, server, home, workspace)
         told = server.requests[0]["messages"][-1]["content"]

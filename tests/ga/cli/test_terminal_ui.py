@@ -26,13 +26,13 @@ def test_prompts_show_their_bracketed_choices_and_a_reject_carries_its_reason(mo
     assert "1. a" in shown and "2. b" in shown and "Type a, r" in shown  # "x" was not understood
 
 
-def test_edit_without_an_editor_reads_lines_until_a_dot_and_stdin_closing_rejects(monkeypatch):
+def test_edit_without_an_editor_reads_lines_until_a_dot_and_stdin_closing_pauses(monkeypatch):
     monkeypatch.delenv("VISUAL", raising=False)
     monkeypatch.delenv("EDITOR", raising=False)
     monkeypatch.setattr(sys, "stdin", io.StringIO("e\nprint('a')\nprint('b')\n.\n"))
     t, _, _ = terminal()
     assert t.approve("code_run", "print(1)", "print(1)") == ("edit", "print('a')\nprint('b')")
-    assert t.approve("code_run", "print(1)") == ("reject", "nobody could answer (standard input is closed)")
+    assert t.approve("code_run", "print(1)") == ("pause", "")  # Ctrl-D: the run pauses at the approval
 
 
 def test_a_failing_editor_is_told_at_the_prompt_and_asked_again(monkeypatch):
@@ -53,7 +53,7 @@ def test_names_arguments_and_results_are_shown_as_written_never_as_markup_or_con
     t.notice("[/] \x1b]52;c;eA==\x07done")
     lines = err.getvalue().splitlines()
     assert lines == ["→ oops[/] a=[bold]x :smile:", "✗ oops[/] a=[bold]x :smile: 0.00s", "  Unknown tool 'oops[/]'",
-                     "[red]hi[/] hidden", "· turn 1 · 10 in / 2 out tokens", "! [/] done"]
+                     "[red]hi[/] hidden", "· turn 1 · 10 in / 2 out tokens", "· [/] done"]
 
 
 def test_the_final_answer_replaces_its_streamed_text_and_goes_to_stdout_as_is():
