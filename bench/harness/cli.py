@@ -4,6 +4,7 @@ ga bench report DIR · ga bench install AGENT [--force] · ga bench agents"""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import sys
@@ -114,7 +115,7 @@ def _config(args: argparse.Namespace, agents: list[str]):
         raise ConfigError("No model name: give --model (or set GA_MODEL).")
     out = args.out or Path("bench") / "out" / args.suite.resolve().name
     asks_model = needs_model and upstream and not (scripted or args.replay)
-    server = describe_server(upstream, os.environ.get("OPENAI_API_KEY", "")) if asks_model else {}
+    server = check_upstream(upstream, os.environ.get("OPENAI_API_KEY", "")) if asks_model else {}
     return BenchConfig(server=server,
         out=out.resolve(), model=model, scripted=scripted, max_turns=args.max_turns, agent_timeout=args.timeout,
         record=args.record.resolve() if args.record else None, replay=args.replay.resolve() if args.replay else None,
@@ -123,9 +124,33 @@ def _config(args: argparse.Namespace, agents: list[str]):
                           anthropic_key=os.environ.get("ANTHROPIC_API_KEY", "")))
 
 
+def check_upstream(base_url: str, key: str) -> dict:
+    """The upstream answers GET /models as an OpenAI-compatible API does, before any trial (a typo'd URL would
+    otherwise fail every trial, each after the agent's own retries); then what it says about itself."""
+    import urllib.error
+    import urllib.request
+
+    url = base_url.rstrip("/") + "/models"
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {key}"} if key else {})
+    try:
+        with urllib.request.urlopen(request, timeout=15) as response:
+            json.loads(response.read(1_000_000))
+    except urllib.error.HTTPError as e:
+        why = "it refused the key (OPENAI_API_KEY)" if e.code in (401, 403) else \
+            "not the base of an OpenAI-compatible API (most end in /v1)"
+        raise ConfigError(f"--upstream {base_url}: GET {url} answered HTTP {e.code}: {why}. No trial was run.") \
+            from None
+    except (urllib.error.URLError, OSError) as e:
+        raise ConfigError(f"--upstream {base_url} cannot be reached ({getattr(e, 'reason', e)}): check the URL (host, "
+                          "port, /v1) and that the server runs. No trial was run.") from None
+    except ValueError:
+        raise ConfigError(f"--upstream {base_url}: GET {url} did not answer JSON: not the base of an "
+                          "OpenAI-compatible API (most end in /v1). No trial was run.") from None
+    return describe_server(base_url, key)
+
+
 def describe_server(base_url: str, key: str) -> dict:
     """What the upstream says about itself: the models it serves, and llama.cpp's build and settings when it is one."""
-    import json
     import urllib.request
 
     def get(url: str) -> dict:
@@ -188,6 +213,9 @@ def _bench(args: argparse.Namespace) -> int:
     finally:
         signal.signal(signal.SIGTERM, previous)
         executor.close()
+    from bench.harness.stats import summarise
+
+    print(report.terminal_table(summarise(results.load(config.out / "results.jsonl"), list(agents))), file=sys.stderr)
     if not args.no_report:
         path = report.write(config.out, list(agents), title=args.suite.resolve().name)
         print(f"ga bench: report {path}", file=sys.stderr)

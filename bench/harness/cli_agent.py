@@ -31,6 +31,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from string import Template
@@ -198,7 +199,9 @@ class CLIAgent:
                     shutil.copy2(found, into / Path(found).name)
 
     def install_now(self, force: bool = False) -> int:
-        """Run the install commands (python run.py bench install NAME [--force]); returns the exit code."""
+        """Run the install commands (python run.py bench install NAME [--force]); returns the exit code. Their output
+        goes to PREFIX/install.log: a line every HEARTBEAT seconds says they are at work, a failure shows the failing
+        command's last lines, and a success says what was installed."""
         if not self.install:
             print(f"{self.name}: nothing to install (its config has no install commands)", file=sys.stderr)
             return 2
@@ -208,11 +211,42 @@ class CLIAgent:
             print(f"{self.name}: already installed ({program}); --force installs again", file=sys.stderr)
             return 0
         self.prefix.mkdir(parents=True, exist_ok=True)
+        log = self.prefix / "install.log"
         quoted = {k: shlex.quote(v) for k, v in values.items()}  # install lines are shell commands
-        for line in self.install:
-            command = self.fill(line, quoted)
-            print(f"$ {command}", file=sys.stderr, flush=True)
-            if (rc := subprocess.run(command, shell=True, check=False).returncode) != 0:
-                print(f"{self.name}: install step failed (exit {rc})", file=sys.stderr)
-                return rc
-        return 0
+        started = time.monotonic()
+        with open(log, "w", encoding="utf-8") as out:
+            for line in self.install:
+                command = self.fill(line, quoted)
+                print(f"$ {command}", file=sys.stderr, flush=True)
+                out.write(f"$ {command}\n")
+                out.flush()
+                if (rc := _run_logged(command, out)) != 0:
+                    tail = log.read_text(encoding="utf-8", errors="replace").splitlines()[-INSTALL_TAIL:]
+                    print(f"{self.name}: install step failed (exit {rc}); its last lines:", file=sys.stderr)
+                    print("\n".join(f"  {t}" for t in tail), file=sys.stderr)
+                    print(f"the whole output: {log}", file=sys.stderr)
+                    return rc
+        found = Path(program).is_file() or shutil.which(program)
+        version = self.installed_version() if found else ""
+        print(f"{self.name}: installed{f' ({version})' if version else ''} in {self.prefix} "
+              f"({time.monotonic() - started:.0f} s)" + ("" if found else f"; but {program} is not there: see {log}"),
+              file=sys.stderr)
+        return 0 if found else 1
+
+
+INSTALL_TAIL = 20
+"""Lines of a failed install step's output shown on the terminal."""
+HEARTBEAT = 10.0
+"""Seconds an install step may run without a line on the terminal."""
+
+
+def _run_logged(command: str, log) -> int:
+    """A shell command with its output into `log`; a line on stderr every HEARTBEAT seconds while it runs."""
+    started = time.monotonic()
+    with subprocess.Popen(command, shell=True, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL) as proc:
+        while True:
+            try:
+                return proc.wait(timeout=HEARTBEAT)
+            except subprocess.TimeoutExpired:
+                print(f"  … still at work ({time.monotonic() - started:.0f} s; output in {log.name})", file=sys.stderr,
+                      flush=True)

@@ -30,23 +30,28 @@ def _row(cells: list[str], header: bool = False) -> str:
 
 
 def summary_table(summary: dict, table_id: str = "summary") -> str:
+    """One row per agent, narrow enough for a 1280-px window: each figure's interval or parts go on a second, small
+    line of its cell, not into columns of their own."""
     ks = sorted({k for a in summary["agents"].values() for k in a["pass_k"]}, key=int)
-    head = ["agent", "version", "tasks", "trials", "success", "95% CI (tasks)", "95% CI (trials)",
-            *[f"pass^{k}" for k in ks], "never acted", "acted, wrong", "input tok", "cached tok", "output tok",
-            "requests", "tool calls", "wall s", "tokens / solved (95% CI)", "claimed done (true)",
-            f"W/T/L vs {summary['reference']} (sign p)"]
+    head = ["agent", "version", "tasks", "success (95% CI: tasks · trials)", f"pass^k (k = {', '.join(ks)})",
+            "never acted", "acted, wrong", "harness errors", "tokens in (cached) · out", "requests · tool calls",
+            "wall s", "tokens / solved (95% CI)", "claimed done (true)", f"W/T/L vs {summary['reference']} (sign p)"]
     lines = [f'<table id="{table_id}">', _row(head, header=True)]
+    harness = summary.get("harness_errors", {})
     for name, a in summary["agents"].items():
         wtl = summary["win_tie_loss"].get(name)
+        success = (f"{a['successes']}/{a['trials']} ({_pct(a['success_rate'])})"
+                   f"<br><small>{_interval(a.get('task_ci'), _pct) or '—'} · "
+                   f"{_pct(a['ci_low'])}–{_pct(a['ci_high'])}</small>")
+        spent = (f"{_num(a['input_tokens'])} <small>({_num(a['cached_tokens'])})</small>"
+                 f"<br><small>{_num(a['output_tokens'])} out</small>")
+        ci = _interval(a.get("tokens_per_solved_ci"), _num, paren=True)
+        per_solved = f"{_num(a['tokens_per_solved'])} <small>{ci}"
         lines.append(_row([
             escape(name), escape(", ".join(summary.get("versions", {}).get(name, [])) or "—"),
-            str(a.get("tasks_n", "—")), str(a["trials"]),
-            f"{a['successes']}/{a['trials']} ({_pct(a['success_rate'])})", _interval(a.get("task_ci"), _pct),
-            f"{_pct(a['ci_low'])}–{_pct(a['ci_high'])}", *[_pct(a["pass_k"].get(k)) for k in ks],
-            str(a.get("never_acted", "—")), str(a.get("acted_wrong", "—")),
-            _num(a["input_tokens"]), _num(a["cached_tokens"]), _num(a["output_tokens"]), _num(a["requests"], 1),
-            _num(a["tool_calls"], 1), _num(a["wall_s"], 1),
-            f"{_num(a['tokens_per_solved'])} {_interval(a.get('tokens_per_solved_ci'), _num, paren=True)}".strip(),
+            str(a.get("tasks_n", "—")), success, " · ".join(_pct(a["pass_k"].get(k)) for k in ks),
+            str(a.get("never_acted", "—")), str(a.get("acted_wrong", "—")), str(len(harness.get(name, []))), spent,
+            f"{_num(a['requests'], 1)} · {_num(a['tool_calls'], 1)}", _num(a["wall_s"], 1), f"{per_solved}</small>",
             _claims(a), _wtl(wtl)]))
     lines.append("</table>")
     return "\n".join(lines)
@@ -80,6 +85,17 @@ def _claims(a: dict) -> str:
     if "claimed" not in a:  # a summary from before claims were recorded
         return "–"
     return f"{a['claimed']} ({a['claimed_true']}, {_pct(a['claim_accuracy'])})" if a["claimed"] else "0"
+
+
+def harness_html(summary: dict) -> str:
+    """Trials the harness failed, apart: they are no figure of the agent's (a rerun of the bench runs them again)."""
+    failed = [(agent, e) for agent, errors in summary.get("harness_errors", {}).items() for e in errors]
+    if not failed:
+        return ""
+    rows = [_row(["agent", "task", "trial", "error"], header=True)]
+    rows += [_row([escape(agent), escape(e["task"]), str(e["trial"]), escape(e["error"][:300])]) for agent, e in failed]
+    return ("<h2>Harness errors (not counted above; the same bench command runs them again)</h2>\n"
+            '<table id="harness">\n' + "\n".join(rows) + "\n</table>")
 
 
 def task_table(summary: dict) -> str:
@@ -121,6 +137,20 @@ def curves(rows: list[dict]) -> dict[str, dict]:
             if (c := curve.learning_curve([r for r in rows if r.get("split", "test") == split]))}
 
 
+def terminal_table(summary: dict) -> str:
+    """The few figures a terminal shows at the end of a bench: per agent, success, tokens, time, harness errors."""
+    head = f"{'agent':<22} {'success':>14} {'tokens/trial':>13} {'tokens/solved':>14} {'wall s':>7}  harness errors"
+    lines = [head]
+    for name, a in summary["agents"].items():
+        success = f"{a['successes']}/{a['trials']} ({_pct(a['success_rate'])})"
+        lines.append(f"{name[:22]:<22} {success:>14} {_num(a['tokens']):>13} {_num(a['tokens_per_solved']):>14} "
+                     f"{_num(a['wall_s'], 1):>7}  {len(summary.get('harness_errors', {}).get(name, []))}")
+    for name, errors in summary.get("harness_errors", {}).items():
+        if errors and name not in summary["agents"]:
+            lines.append(f"{name[:22]:<22} {'—':>14} {'—':>13} {'—':>14} {'—':>7}  {len(errors)}")
+    return "\n".join(lines)
+
+
 def write(out: Path, agents: list[str] | None = None, title: str = "") -> Path:
     """Summarise out/results.jsonl into out/summary.json, out/charts/*.png and out/report.html."""
     rows = results.load(out / "results.jsonl")
@@ -133,6 +163,7 @@ def write(out: Path, agents: list[str] | None = None, title: str = "") -> Path:
             f"written {time.strftime('%Y-%m-%d %H:%M')}")
     html = Template(TEMPLATE.read_text(encoding="utf-8")).substitute(
         title=escape(title or out.name), meta=meta, summary_table=summary_table(summary), groups=groups_html(summary),
+        harness=harness_html(summary),
         task_table=task_table(summary), families=families_html(summary), reference=escape(summary["reference"]),
         charts="\n".join(f'<img src="charts/{p.name}" alt="{p.stem}">' for p in pictures))
     path = out / "report.html"

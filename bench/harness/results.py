@@ -11,6 +11,16 @@ REQUIRED = ("task", "agent", "trial", "success", "input_tokens", "cached_tokens"
 """The fields DESIGN.md promises on every line."""
 
 
+HARNESS_ERRORS = ("harness error:", "task setup failed", "worker lost", "adapter error", "no scripted upstream")
+"""How a row's error starts when the harness, not the agent, failed the trial (bench/harness/trial.py, runner.py)."""
+
+
+def harness_error(row: dict) -> bool:
+    """The trial failed in the harness (a task that would not set up, a worker that died, a harness bug): it says
+    nothing about the agent, so it is counted apart and run again when the bench is run again."""
+    return str(row.get("error") or "").startswith(HARNESS_ERRORS)
+
+
 def key(row: dict) -> tuple[str, str, int]:
     return row["task"], row["agent"], int(row["trial"])
 

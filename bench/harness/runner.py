@@ -51,7 +51,8 @@ def check_out_folder(out: Path, config: BenchConfig) -> None:
 
 
 def _line(row: dict) -> str:
-    mark = "[green]✓[/]" if row["success"] else "[red]✗[/]"
+    mark = "[green]✓[/]" if row["success"] else "[yellow]![/] harness error:" if results.harness_error(row) else \
+        "[red]✗[/]"
     note = f" · [yellow]{row['error'][:90]}[/]" if row.get("error") else ""
     tokens = row["input_tokens"] + row["output_tokens"]
     return (f"{mark} {row['agent']} · {row['task']} #{row['trial']} · {tokens:,} tok · {row['requests']} req · "
@@ -65,7 +66,7 @@ def run(tasks: list[Task], agents: dict[str, str], trials: int, config: BenchCon
     console = console or Console(stderr=True)
     path = config.out / "results.jsonl"
     rows = results.load(path)
-    known = {results.key(r) for r in rows}
+    known = _finished(rows)
     _harvest(config.out, rows, known)  # finished just before an earlier harness died
     wanted = {(t.name, a, n) for t in tasks for a in agents for n in range(1, trials + 1)}
     jobs = plan(tasks, agents, trials, config, known)
@@ -91,7 +92,7 @@ def run(tasks: list[Task], agents: dict[str, str], trials: int, config: BenchCon
                 new, lost = _rows_of(future, futures[future], executor)
                 if lost:  # a worker died: every job it took down runs again, alone, to find the one that kills it
                     suspects.append(futures[future])
-                record([r for r in new if results.key(r) not in {results.key(k) for k in rows}])
+                record([r for r in new if results.key(r) not in _finished(rows)])
             for job in suspects:
                 new, lost = _rows_of(executor.submit(run_job, job), job, executor)
                 record([failed_row(job, p, f"worker lost: {lost}", "") for p in job.tasks] if lost else new)
@@ -100,12 +101,19 @@ def run(tasks: list[Task], agents: dict[str, str], trials: int, config: BenchCon
             executor.interrupt()
             raise
         finally:  # interrupted: the rounds of a family that finished are kept too
-            _harvest(config.out, rows, {results.key(r) for r in rows})
+            _harvest(config.out, rows, _finished(rows))
     return rows
+
+
+def _finished(rows: list[dict]) -> set[tuple]:
+    """The trials that have their result: all but those the harness failed (a rerun runs them again)."""
+    return {results.key(r) for r in rows if not results.harness_error(r)}
 
 
 def _harvest(out: Path, rows: list[dict], known: set[tuple]) -> None:
     for row in results.harvest(out, known):
+        if results.harness_error(row):
+            continue  # already in results.jsonl, or run again: a harness failure is never a finished trial
         results.append(out / "results.jsonl", row)
         known.add(results.key(row))
         rows.append(row)

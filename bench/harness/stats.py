@@ -13,6 +13,7 @@ import math
 from collections import defaultdict
 
 from bench.harness import inference
+from bench.harness.results import harness_error
 
 Z95 = 1.959964
 
@@ -132,8 +133,15 @@ def cold_warm(rounds: list[dict]) -> dict:
 
 
 def summarise(rows: list[dict], agents: list[str]) -> dict:
-    """The whole run, and each split and tier apart under "groups" (e.g. "test · small")."""
+    """The whole run, and each split and tier apart under "groups" (e.g. "test · small"). Trials the harness failed
+    (results.harness_error) are left out of every figure and listed under "harness_errors"."""
+    failed = [r for r in rows if harness_error(r)]
+    rows = [r for r in rows if not harness_error(r)]
     summary = _summary(rows, agents)
+    errors: dict[str, list[dict]] = {a: [] for a in summary["order"]}
+    for r in failed:
+        errors.setdefault(r["agent"], []).append({"task": r["task"], "trial": r["trial"], "error": r["error"]})
+    summary["harness_errors"] = errors
     groups = {}
     for split in ("test", "dev"):
         for tier in ("small", "standard"):

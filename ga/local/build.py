@@ -29,12 +29,12 @@ def ensure_toolchain(steps: Steps) -> None:
     if not missing:
         return
     if os.geteuid() == 0 and shutil.which("apt-get"):
-        steps.note(f"installing {' and '.join(missing)} with apt-get (needed once, to build llama.cpp's server)")
-        for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", *missing]):
-            if subprocess.run(command, capture_output=True, check=False).returncode != 0:
-                break
-        else:
-            return
+        with steps.waiting(f"apt-get install {' '.join(missing)} (needed once, to build llama.cpp's server)"):
+            for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", *missing]):
+                if subprocess.run(command, capture_output=True, check=False).returncode != 0:
+                    break
+            else:
+                return
     raise BuildError(f"Building the local model's server needs {' and '.join(missing)}: install them "
                      f"(Debian/Ubuntu: sudo apt-get install {' '.join(missing)}), then run again.")
 

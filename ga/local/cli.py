@@ -1,4 +1,4 @@
-"""python run.py models [--json] | models pull | models stop | models rm — the embedded model's cache and server."""
+"""ga models [--json] | models pull | models stop | models rm — the embedded model's cache and server."""
 
 from __future__ import annotations
 
@@ -53,8 +53,8 @@ def _running(state: dict | None) -> str:
         return "no (a --local run starts it; GA_LOCAL_KEEP_ALIVE keeps it warm after, 5 minutes by default)"
     use = "serving a run" if state["in_use"] else "idle"
     return (f"llama-server pid {state['server']} on 127.0.0.1:{state['port']} ({state.get('threads')} threads, "
-            f"{state['window']:,}-token window), up {time.time() - state['started']:.0f} s, {use} (stop with: python "
-            "run.py models stop)")
+            f"{state['window']:,}-token window), up {time.time() - state['started']:.0f} s, {use} (stop with: "
+            f"{invocation()} models stop)")
 
 
 def main(argv: list[str]) -> int:

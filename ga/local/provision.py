@@ -96,12 +96,14 @@ def is_ready(cache: Cache) -> bool:
 def provision(cache: Cache, steps: Steps) -> None:
     """Make the cache ready, resuming whatever an earlier attempt left. One process at a time (a lock)."""
     cache.root.mkdir(parents=True, exist_ok=True)
-    with _locked(cache.root / ".lock"):
+    with _locked(cache.root / ".lock", steps):
         if is_ready(cache):
             return
+        load = os.getloadavg()[0]
         steps.note(f"First use of the local model: downloading ~{cache.model.size / 1e9:.1f} GB of weights and "
-                   f"building llama.cpp's server into {cache.root} (about 10 minutes on 2 cores, once; an "
-                   "interrupted run resumes).")
+                   f"building llama.cpp's server into {cache.root}, once (about 10 minutes on 2 idle cores; the "
+                   f"build takes longer on busy ones: the load is {load:.1f} on {os.cpu_count()} now). An "
+                   "interrupted run resumes.")
         if not _model_verified(cache):
             fetch_weights(cache, steps)
             assemble(cache, steps)
@@ -214,9 +216,13 @@ def _model_verified(cache: Cache) -> bool:
 
 
 @contextmanager
-def _locked(path: Path) -> Iterator[None]:
+def _locked(path: Path, steps: Steps) -> Iterator[None]:
     with open(path, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # a second `--local` waits for the first one's provisioning
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # a second `--local` waits for the first one's provisioning, and says so
+            with steps.waiting("another ga is provisioning the local model; waiting for it"):
+                fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield
         finally:
