@@ -28,7 +28,14 @@ class Outcome:
     succeeded after it. None: no check, and nothing failed at the end."""
     model_settings: str = "default"
     """Which per-model settings applied (ga/model/settings.py): "default", or e.g. "small"."""
+    model: str = ""
+    """The model the run used."""
+    duration_s: float | None = None
+    """Seconds this invocation worked on the run (a --local model's first provisioning not counted)."""
 
     def as_json(self) -> dict:
-        return {"run_id": self.run_id, "status": self.status, "answer": self.answer, "verified": self.verified,
-                "usage": asdict(self.usage), "tool_calls": self.tool_calls, "model_settings": self.model_settings}
+        asked = {"question": self.question["question"], "candidates": self.question.get("candidates") or []} \
+            if self.question else {}
+        return {"run_id": self.run_id, "status": self.status, "answer": self.answer, **asked,
+                "verified": self.verified, "usage": asdict(self.usage), "tool_calls": self.tool_calls,
+                "model": self.model, "duration_s": self.duration_s, "model_settings": self.model_settings}

@@ -47,7 +47,11 @@ def build_parser() -> argparse.ArgumentParser:
                        ("import", "add the Agent Skills folder(s) in DIR (all validated first)")):
         cmd = sub.add_parser(name, help=text)
         cmd.add_argument("dir", type=Path, help="a folder of Agent Skills folders (NAME/SKILL.md)")
-        cmd.add_argument("--force", action="store_true", help="replace folders of the same name")
+        clash = cmd.add_mutually_exclusive_group()
+        clash.add_argument("--force", action="store_true", help="replace folders of the same name")
+        if name == "import":  # importing the same folder again, with new SOPs in it
+            clash.add_argument("--skip-existing", action="store_true", help="keep the SOPs of the same name that "
+                               "are already here; import the others")
     return p
 
 
@@ -210,8 +214,10 @@ def import_skills(settings: Settings, args: argparse.Namespace) -> int:
             except SkillError as e:
                 problems.append(str(e).replace(str(folder), str(source), 1))
         existing = {s.name for s in load(settings.home).own()}
-        problems += [f"{source / SKILL_FILE}: an SOP named {s.name!r} already exists (use --force to replace it)"
-                     for source, s in skills if s.name in existing and not args.force]
+        skipped = [s.name for _, s in skills if s.name in existing and args.skip_existing]
+        skills = [(source, s) for source, s in skills if s.name not in skipped]
+        problems += [f"{source / SKILL_FILE}: an SOP named {s.name!r} already exists (--force replaces it, "
+                     "--skip-existing keeps it)" for source, s in skills if s.name in existing and not args.force]
         if problems:
             print("ga memory: nothing imported:\n" + "\n".join(f"  {p}" for p in problems), file=sys.stderr)
             return EXIT_FAILED
@@ -221,7 +227,9 @@ def import_skills(settings: Settings, args: argparse.Namespace) -> int:
                 skill.metadata = ledger.stamp(skill.metadata, run_id="", source=f"import:{source}")
                 save(settings.home, skill)
             refresh(settings.home, skills_path=settings.skills_path)
-    print(f"imported {len(skills)} SOP(s): {', '.join(s.name for _, s in skills)}")
+    print(f"imported {len(skills)} SOP(s)" + (f": {', '.join(s.name for _, s in skills)}" if skills else ""))
+    if skipped:
+        print(f"skipped {len(skipped)} already here: {', '.join(skipped)}")
     return EXIT_OK
 
 

@@ -13,9 +13,9 @@ Line editing and history come from readline; the history is kept in GA_HOME/chat
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import os
+import re
 import signal
 import sys
 import time
@@ -35,18 +35,20 @@ if TYPE_CHECKING:
     from ga.runs.folder import Run
 
 PROMPT = "› "
-BANNER = "ga chat: type a task; each next line goes on with the same run. Ctrl-C stops a reply, Ctrl-D ends the chat"
+BANNER = ("ga chat: type a task; each next line goes on with the same run. Ctrl-C stops a reply, Ctrl-D ends the "
+          "chat, /help lists the rest")
 STOPPED = "stopped by you (Ctrl-C); what was done is kept and your next line goes on from here"
 HISTORY_FILE = "chat_history"
 HISTORY_LINES = 1000
 ENDS = ("/exit", "/quit", "exit", "quit")
-
-
-def wants_chat(args: argparse.Namespace) -> bool:
-    """`ga` (or `ga --continue`, `ga --resume ID`) with no task on a terminal, and nothing that asks for a program's
-    output."""
-    quiet_ways = args.json or args.jsonl or args.detach or args.detached_child or args.autonomous
-    return not args.task and args.answer is None and not quiet_ways and sys.stdin.isatty() and sys.stdout.isatty()
+HELP = """commands of the chat:
+  /help          this list
+  /exit, /quit   end the chat (so do exit, quit and Ctrl-D); the run stays resumable: {again}
+  Ctrl-C         stop the reply under way, or clear the line being typed
+Any other line goes to the model as your next message in the same run; a line that starts with a space is never a
+command (` /etc/hosts: what is in it?`)."""
+_COMMAND = re.compile(r"/[A-Za-z][\w-]*")
+"""`/word` at the start of a line (a path such as /etc/hosts has a second slash and is a message)."""
 
 
 class Prompt:
@@ -72,19 +74,34 @@ class Prompt:
         """The next message; None at Ctrl-D or /exit. Ctrl-C drops the line being typed."""
         while not self.ended:
             try:
-                line = _ticking(input, PROMPT).strip()
+                typed = _ticking(input, PROMPT)
             except EOFError:
                 print(file=sys.stderr)  # the prompt's line ends before what follows
                 return None
             except KeyboardInterrupt:
                 print("^C  (Ctrl-D ends the chat)" if not self.ended else "", file=sys.stderr)
                 continue
+            line = typed.strip()
             if line in ENDS:
                 return None
+            word = line.split(maxsplit=1)[0] if line else ""
+            if not typed.startswith(" ") and _COMMAND.fullmatch(word):
+                self._command(word)
+                continue
             if line:
                 self._save()
                 return line
         return None
+
+    def _command(self, word: str) -> None:
+        """`/help`, or what to do about a `/word` the chat does not know (it is not sent to the model)."""
+        from ga.invocation import invocation
+
+        if word == "/help":
+            print(HELP.format(again=f"{invocation()} --continue"), file=sys.stderr)
+        else:
+            print(f"unknown command {word} (not sent): /help lists the chat's commands; to send the line as a "
+                  "message, start it with a space", file=sys.stderr)
 
     def terminate(self, signum: int, frame: object) -> None:
         """SIGTERM: as Ctrl-C for the message under way (the run is saved), then the chat ends."""
@@ -127,7 +144,7 @@ def _ticking(read, *args):
         signal.signal(signal.SIGALRM, previous)
 
 
-def chat(settings: Settings, *, resume: str | None, given: frozenset[str], quiet: bool) -> int:
+def chat(settings: Settings, *, resume: str | None, given: frozenset[str], quiet: bool, raw: bool = False) -> int:
     """The chat; its exit code is 0 (the user ended it), or 2 when it cannot start."""
     from ga.cli.compose import model_settings, notify_end, open_run
     from ga.cli.next_steps import continue_chat
@@ -137,7 +154,7 @@ def chat(settings: Settings, *, resume: str | None, given: frozenset[str], quiet
     model_settings(settings)
     settings.check_endpoint()
     ensure_provisioned(settings)
-    ui, prompt = Terminal(quiet=quiet), Prompt(settings.home)
+    ui, prompt = Terminal(quiet=quiet, raw=raw), Prompt(settings.home)
     ui.info(BANNER)
     task = None if resume else prompt.read()
     if task is None and not resume:
@@ -186,7 +203,7 @@ def _converse(run: Run, settings: Settings, ui: Terminal, prompt: Prompt, *, go:
                     outcome = _message(agent, ui, line, base)
                 except KeyboardInterrupt:  # between the agent's steps (its own Ctrl-C is an outcome): the run is saved
                     ui.close()
-                    ui.notice("interrupted")
+                    ui.notice("interrupted", error=True)
                 go, line = False, prompt.read()
         finally:
             signal.signal(signal.SIGTERM, previous)
@@ -260,9 +277,9 @@ def _tell(ui: Terminal, outcome: Outcome, run: Run) -> None:
         ui.answer(outcome.status, outcome.answer)
         if outcome.verified is False:
             failed = run.state.get("last_failed") or "a tool call"
-            ui.notice(f"not verified: the last step failed ({failed}) and nothing succeeded after it")
+            ui.notice(f"not verified: the last step failed ({failed}) and nothing succeeded after it", error=True)
         return
     ui.close()
-    ui.notice(STOPPED if outcome.status == "interrupted" else f"{outcome.status}: {outcome.answer}")
+    ui.notice(STOPPED if outcome.status == "interrupted" else f"{outcome.status}: {outcome.answer}", error=True)
     if outcome.status == "paused":
-        ui.notice("your next line answers it")
+        ui.hint("your next line answers it")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import json
+import os
 import signal
 import sys
 import time
@@ -17,6 +18,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ga.cli import warm
 from ga.cli.pipes import reader_gone
 from ga.cli.plan import carry_out, plan_header
 from ga.cli.summary import summary_line
@@ -61,7 +63,7 @@ def _sandbox_works() -> bool:
 
 def run_task(settings: Settings, *, task: str | None, resume: str | None = None, answer: str | None = None,
              quiet: bool = False, given: frozenset[str] = frozenset(), jsonl: bool = False,
-             detached: bool = False, piped: Piped | None = None) -> Outcome:
+             detached: bool = False, piped: Piped | None = None, raw: bool = False) -> Outcome:
     model_settings(settings)  # a bad GA_MODEL_SETTINGS is said before anything starts
     if not resume:  # before a run folder is made for nothing
         settings.check_endpoint()
@@ -83,7 +85,7 @@ def run_task(settings: Settings, *, task: str | None, resume: str | None = None,
         detach.redirect(run)  # the parent returns now; the imports below happen in the background
     if jsonl:
         run.state["jsonl"] = True  # a background resume (`answer`) keeps writing events to the same output
-    ui = _sink(jsonl, quiet)
+    ui = _sink(jsonl, quiet, raw)
     if settings.learn:
         from sop.library import install_seeds
 
@@ -100,12 +102,16 @@ def run_task(settings: Settings, *, task: str | None, resume: str | None = None,
             with _serving(settings, run.folder / "local-server.log", ui.notice) as settings:
                 run.state.setdefault("context", {})["steps"] = settings.context_steps or "small"
                 outcome = _drive(run, settings, Heartbeat(ui, run.folder), answer=answer)
+                outcome.model, outcome.duration_s = settings.model, round(time.monotonic() - began, 3)
                 run.unlock()
                 _end(ui, run, outcome, settings, jsonl=jsonl)  # while a --local model serves: learning may need it
                 if not jsonl and not quiet:
                     ui.info(summary_line(outcome.usage, turns=int(run.state.get("turns") or 0),
                                          seconds=time.monotonic() - began, settings=settings))
-        else:
+        else:  # a done run resumed with nothing new: its answer again, and why nothing ran
+            if not jsonl:
+                ui.notice(f"run {run.id} is already done; to go on with it, give a follow-up: "
+                          f'{invocation()} --resume {run.id} --answer "..." (or --continue "...")')
             _report(ui, run, outcome, settings, jsonl=jsonl)
     except ServerUnreachable:
         _close(ui)
@@ -152,7 +158,7 @@ def learn_from(ui: Terminal | JsonlSink, run: Run, outcome: Outcome, settings: S
     learn_after(ui, run, outcome.status, settings)
 
 
-def _sink(jsonl: bool, quiet: bool) -> Terminal | JsonlSink:
+def _sink(jsonl: bool, quiet: bool, raw: bool = False) -> Terminal | JsonlSink:
     if jsonl:
         from ga.cli.jsonl import JsonlSink
 
@@ -160,7 +166,7 @@ def _sink(jsonl: bool, quiet: bool) -> Terminal | JsonlSink:
     from ga.cli import logs
     from ga.cli.terminal import Terminal
 
-    terminal = Terminal(quiet=quiet)
+    terminal = Terminal(quiet=quiet, raw=raw)
     logs.show_on(terminal.log_line)  # above the spinners, not through them
     return terminal
 
@@ -174,8 +180,14 @@ def _finished(run: Run, answer: str | None) -> Outcome | None:
     history = run.history()
     if any(m.kind != "stop" for m in Inbox(run, history.mail).pending()):
         return None  # a message waits in its mailbox: the run continues with it
+    try:  # what the run's end said: its outbox keeps the --json object
+        told = json.loads((run.folder / "outbox" / "result.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        told = {}
+    told = told if isinstance(told, dict) else {}
     return Outcome(run_id=run.id, status="done", exit_code=0, answer=run.state.get("answer", ""),
-                   usage=history.usage, tool_calls=history.tool_calls)
+                   usage=history.usage, tool_calls=history.tool_calls,
+                   model=str(told.get("model") or run.state.get("model") or ""), duration_s=told.get("duration_s"))
 
 
 def _close(ui: Terminal | JsonlSink) -> None:
@@ -196,18 +208,19 @@ def _report(ui: Terminal | JsonlSink, run: Run, outcome: Outcome, settings: Sett
         _close(ui)  # what was under way is over: the spinner goes before the outcome is told
         said = outcome.answer  # "interrupted: Interrupted by Ctrl-C" would say it twice
         ui.notice(said if said.lower().startswith(outcome.status) else f"{outcome.status}: {said}", error=True)
-        if outcome.status == "paused":
-            ui.notice(f'answer with: {invocation()} answer {run.id} "..."  (or --resume {run.id} --answer "...")',
-                      error=True)
+        if outcome.status == "paused" and outcome.question is not None:
+            ui.hint(f'answer with: {invocation()} answer {run.id} "..."  (or --resume {run.id} --answer "...")')
+        elif outcome.status == "paused":  # at an approval: only a human at a terminal can give it
+            ui.hint(f"resume on a terminal to be asked again: {invocation()} --resume {run.id}")
         elif outcome.status in ("limit", "interrupted", "failed") and f"--resume {run.id}" not in said:
-            ui.notice(f"resume with: {invocation()} --resume {run.id}", error=True)
+            ui.hint(f"resume with: {invocation()} --resume {run.id}")
     _close(ui)
     try:
         if settings.json and not jsonl:
             print(json.dumps(redact_data(outcome.as_json()), ensure_ascii=False), flush=True)
         sys.stdout.flush()
     except BrokenPipeError:  # the reader went away; the outcome stays on disk and in the outbox
-        reader_gone(sys.stdout)
+        reader_gone(sys.stdout, say=True)
     sys.stderr.flush()
 
 
@@ -219,6 +232,7 @@ def _unverified(run: Run, settings: Settings) -> str:
 
 def _load() -> None:
     """What build_agent imports (seconds: the model client, the tools, memory), done while a local server starts."""
+    warm.ready()
     for module in ("ga.agent", "ga.model.client", "memory.hooks", "tools"):
         importlib.import_module(module)
 
@@ -251,10 +265,14 @@ def _drive(run: Run, settings: Settings, ui: Heartbeat, *, answer: str | None) -
 def build_agent(run: Run, settings: Settings, ui: Heartbeat, *, answer: str | None) -> Agent:
     """The loop over this run, wired to the model, the tools and memory; the run's header is said."""
     from ga.agent import Agent
+
+    warm.ready()  # the SDK's background import (ga/cli/warm.py) is done before this thread imports it
     from ga.model.client import OpenAIModel
     from ga.tooling.dispatch import Dispatcher
     from memory.hooks import RunMemory
     from tools import load_tools
+    from tools.guard import sandbox
+    from tools.guard.sandbox_ports import PORTS_ENV
 
     behaviour = model_settings(settings)
     run.state["model_settings"] = behaviour.name
@@ -267,9 +285,14 @@ def build_agent(run: Run, settings: Settings, ui: Heartbeat, *, answer: str | No
                   dispatcher=dispatcher, answer=answer,
                   memory=RunMemory(settings, run_id=run.id, run_dir=run.folder, whole_sops=behaviour.whole_sops),
                   model_settings=behaviour)
+    why = settings.sandbox_why
+    if settings.sandbox and not sandbox.network_allowed():  # the host's localhost is not there: said up front
+        shared = os.environ.get(PORTS_ENV, "").strip()
+        why = (f"{why}; own network" + (f", host ports {shared}" if shared else ": GA_SANDBOX_PORTS or "
+                                        "GA_SANDBOX_NET=1 reach the host's")).lstrip("; ")
     ui.started(run_id=run.id, task=run.state.get("task", ""), model=settings.model, workdir=str(settings.workdir),
                mode=settings.mode, resumed=bool(agent.turns), model_settings=behaviour.name, check=settings.check,
-               autonomous=settings.autonomous_why, sandbox=settings.sandbox, sandbox_why=settings.sandbox_why)
+               autonomous=settings.autonomous_why, sandbox=settings.sandbox, sandbox_why=why)
     if settings.mode == "plan":
         ui.info(plan_header())  # whether code may look, and how confined
     if read := run.state.get("agents_md"):

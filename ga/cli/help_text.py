@@ -26,8 +26,10 @@ ENVIRONMENT = """environment (a flag wins over its variable; the README's "Confi
                                    Retry-After as the openai SDK does them)
   GA_STAGE2_AFTER (3), GA_STAGE3_AFTER (6), GA_STRIKES (3), GA_REPEAT_NUDGE (3), GA_REPEAT_STOP (5)
                                    escalation: failures before each stage, unusable replies, repeated calls
-  GA_SANDBOX_NET=1                 network inside code_run's sandbox; GA_SANDBOX_READ=PATH:PATH more of HOME,
-                                   read-only; GA_PASS_ENV=NAME,GLOB_* more variables for code_run's programs
+  GA_SANDBOX_NET=1                 network inside code_run's sandbox (it has its own otherwise, without the
+                                   host's localhost); GA_SANDBOX_PORTS=8799,5432: those ports of the host's
+                                   127.0.0.1 reachable inside; GA_SANDBOX_READ=PATH:PATH more of HOME, read-only;
+                                   GA_PASS_ENV=NAME,GLOB_* more variables for code_run's programs
   GA_SANDBOX_MEMORY, GA_SANDBOX_PROCS (1024), GA_SANDBOX_FILE_SIZE (8G), GA_SANDBOX_TMP (1G)
                                    the sandbox's limits per program (sizes as 512M or 2G; 0: none)
   GA_BROWSER, GA_BROWSER_CDP       the browser: an executable, or a running Chrome's DevTools URL;

@@ -46,7 +46,7 @@ class JsonlSink:
             self.out.write(json.dumps(redact_data(event), ensure_ascii=False, default=str) + "\n")
             self.out.flush()
         except (BrokenPipeError, ValueError):  # the reader went away: the run goes on and stays on disk
-            reader_gone(self.out)
+            reader_gone(self.out, say=True)
 
     def started(self, *, run_id: str, task: str, model: str, workdir: str, mode: str, resumed: bool,
                 model_settings: str = "default", check: str = "", autonomous: str = "", sandbox: bool = False,

@@ -1,6 +1,6 @@
 """Log lines on the terminal. By default only warnings, one line each; with -v also ga's own decisions (escalation,
-compaction, the SOPs listed and why, permission verdicts, the client's fallbacks), never the HTTP library's debug
-lines: httpx, httpcore and openai stay at WARNING.
+compaction, the SOPs listed and why, permission verdicts, the client's fallbacks), never a library's info or debug
+lines (httpx, openai; bm25s, which sets its own logger to DEBUG).
 
 While a run shows a live region (spinners), lines go through the Terminal, so they land above it rather than
 through it.
@@ -23,6 +23,8 @@ class _Lines(logging.Handler):
         self.sink: Callable[[str], None] | None = None
 
     def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno < logging.WARNING and record.name.split(".")[0] not in OWN:
+            return  # a library's own chatter (bm25s sets its logger to DEBUG when imported): never shown
         try:
             text = record.getMessage()
             line = f"· {record.name.removeprefix('ga.')}: {text}" if record.levelno < logging.WARNING else f"ga: {text}"

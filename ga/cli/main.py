@@ -1,7 +1,8 @@
 """Command line: ga "task" [options] | ga --resume RUN_ID [--answer TEXT] | ga COMMAND (or python run.py ...).
 
-Subcommands in the style of simonw/llm: a first word that names a command runs it; any other first word
-starts a task; `ga run "TEXT"` always starts a task (even one called "runs").
+Subcommands in the style of simonw/llm: a first word that names a command runs it (`help` and `version` too); any
+other first word starts a task, but a one-word task that names a common command (`logs`, `status`) is asked about
+first (ga/cli/words.py); `ga run "TEXT"` always starts a task (even one called "runs").
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sys
 from pathlib import Path
 
 import ga
-from ga.cli import logs, piped
+from ga.cli import logs, piped, warm, words
 from ga.cli.help_text import ENVIRONMENT, EXIT_CODES
 from ga.config import Settings, load_settings
 from ga.errors import AgentStop, ConfigError
@@ -23,6 +24,8 @@ from ga.tooling.permissions import check_allow_paths
 from ga.tooling.redact import redact
 
 EXIT_USAGE = 2
+NO_RUN = frozenset({"-h", "--help", "--version", "--detach"})
+"""Flags after which this process starts no run of its own: the SDK is not imported for them."""
 COMMANDS: dict[str, str] = {
     "runs": "ga.cli.commands.runs",
     "tail": "ga.cli.commands.tail",
@@ -33,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "bench": "bench.harness.cli",
     "memory": "memory.cli",
     "models": "ga.cli.commands.models",
+    "completion": "ga.cli.commands.completion",
 }
 """Subcommand name → the module whose main(argv) -> exit code runs it (imported only when used)."""
 
@@ -46,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
                                 epilog=f"{ENVIRONMENT}\n\n{EXIT_CODES}",
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("task", nargs="?", help="what to do (none, on a terminal: a chat over one run; Ctrl-D ends it)")
+    p.add_argument("-p", "--print", dest="print_task", metavar="TASK",
+                   help="do TASK once and print the answer, never waiting for a human (= TASK --autonomous)")
     p.add_argument("--version", action="version", version=f"ga {ga.__version__}", help="print ga's version")
     models = p.add_mutually_exclusive_group()
     models.add_argument("--model", metavar="NAME", help="model name (default: $GA_MODEL)")
@@ -60,9 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="stream one JSON event per line on stdout (turn, tool_start, tool_end, usage, stage, end)")
     p.add_argument("--autonomous", action="store_true",
                    help="never block on a human (implied when stdin is not a terminal)")
-    p.add_argument("--resume", metavar="RUN_ID", help="continue a run that stopped, crashed or was paused "
+    p.add_argument("-r", "--resume", metavar="RUN_ID", help="continue a run that stopped, crashed or was paused "
                                                       "(a unique prefix of its id will do)")
-    p.add_argument("--continue", "--last", dest="continue_run", action="store_true",
+    p.add_argument("-c", "--continue", "--last", dest="continue_run", action="store_true",
                    help="resume the newest run of this workspace; a task given with it is a follow-up message")
     p.add_argument("--answer", metavar="TEXT", help="with --resume: the answer to the question the run paused on")
     p.add_argument("--detach", action="store_true",
@@ -91,9 +97,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-learn", action="store_true", help="write no memory: no learnt script, ledger or archive "
                    "(= GA_LEARN=0)")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the answer (and errors)")
+    p.add_argument("--raw", action="store_true", help="print the answer as the model wrote it, without rendering "
+                   "its Markdown on a terminal")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="also show ga's own decisions: escalation, compaction, the SOPs listed and why, permissions")
     return p
+
+
+def wants_chat(args: argparse.Namespace) -> bool:
+    """`ga` (or `ga --continue`, `ga --resume ID`) with no task on a terminal, and nothing that asks for a program's
+    output: a chat (ga/cli/chat.py, imported only then)."""
+    quiet_ways = args.json or args.jsonl or args.detach or args.detached_child or args.autonomous
+    return not args.task and args.answer is None and not quiet_ways and sys.stdin.isatty() and sys.stdout.isatty()
 
 
 def settings_from(args: argparse.Namespace, remembered: dict | None = None) -> Settings:
@@ -140,6 +155,9 @@ def choose_sandbox(settings: Settings, args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> int:
     """The command line; Ctrl-C outside a run's loop (which saves the run itself) and a reader that went away
     (`ga runs | head -1`) end it without a traceback."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if (not argv or argv[0] not in (*COMMANDS, "help", "version")) and not NO_RUN.intersection(argv):
+        warm.start()  # a run is coming: the SDK's import overlaps everything up to the model client (warm.py)
     try:
         code = dispatch(argv)
         sys.stdout.flush()  # here, not at exit: a buffered listing meets a closed pipe now, where it is handled
@@ -149,32 +167,43 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         from ga.cli.pipes import EXIT_PIPE, reader_gone
 
-        reader_gone(sys.stdout)
+        reader_gone(sys.stdout, say=True)
         reader_gone(sys.stderr)
         return EXIT_PIPE
 
 
-def dispatch(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
+def dispatch(argv: list[str]) -> int:
     if argv and argv[0] in COMMANDS:
         try:
             return importlib.import_module(COMMANDS[argv[0]]).main(argv[1:])
         except ConfigError as e:  # a command's bad input (no such run, a bad job file): one message, exit 2
             print(redact(f"ga: {e}"), file=sys.stderr)
             return EXIT_USAGE
+    if argv[:1] == ["help"]:
+        return words.help_command(argv[1:], COMMANDS, build_parser().print_help)
+    if argv == ["version"]:
+        print(f"ga {ga.__version__}")
+        return 0
     if argv and argv[0] == "run":
-        argv = argv[1:]
+        return run_command(argv[1:], asked=True)
     return run_command(argv)
 
 
-def run_command(argv: list[str]) -> int:
-    """Start or resume a task."""
+def run_command(argv: list[str], *, asked: bool = False) -> int:
+    """Start or resume a task. `asked`: `ga run TEXT`, TEXT is a task whatever it says."""
     parser = build_parser()
     args = parser.parse_args(argv)  # unknown flags: argparse prints usage and exits 2
     logs.configure(args.verbose)
+    if args.print_task is not None:  # -p TASK, as Claude Code, Gemini CLI and Pi have it: once, unattended
+        if args.task:
+            parser.error("give the task once: as -p TASK or as the task, not both")
+        args.task, args.autonomous = args.print_task, True
+    if not asked and words.meant(args.task) and (code := words.ask_to_send(args.task)) is not None:
+        if args.json or args.jsonl:  # a harness reading stdout still gets the documented object
+            result = _empty_result(None, "error", f"`{args.task}` was not sent: it names a command")
+            print(json.dumps({"type": "end", **result, "exit_code": code} if args.jsonl else result))
+        return code
     piped.adopt(args)  # `… | ga`: the task comes on stdin
-    from ga.cli.chat import wants_chat
-
     chat_wanted = wants_chat(args)  # `ga` alone on a terminal
     _check_combinations(parser, args, chat=chat_wanted)
     try:
@@ -202,9 +231,9 @@ def run_command(argv: list[str]) -> int:
         if chat_wanted:
             from ga.cli.chat import chat
 
-            return chat(settings, resume=args.resume, given=given, quiet=args.quiet)
+            return chat(settings, resume=args.resume, given=given, quiet=args.quiet, raw=args.raw)
         outcome = run_task(settings, task=args.task, resume=args.resume, answer=args.answer, quiet=args.quiet,
-                           given=given, jsonl=args.jsonl, detached=args.detached_child, piped=intake)
+                           given=given, jsonl=args.jsonl, detached=args.detached_child, piped=intake, raw=args.raw)
     except (ConfigError, AgentStop) as e:  # AgentStop here: a failure before the loop started
         print(redact(f"ga: {e}"), file=sys.stderr)
         code = e.exit_code if isinstance(e, AgentStop) else EXIT_USAGE
@@ -256,7 +285,7 @@ def _remembered(settings: Settings, resume: str) -> dict:
 def _empty_result(run_id: str | None, status: str, answer: str) -> dict:
     usage = {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0, "cached_tokens": 0}
     return {"run_id": run_id, "status": status, "answer": answer, "verified": None, "usage": usage, "tool_calls": 0,
-            "model_settings": None}
+            "model": None, "duration_s": None, "model_settings": None}
 
 
 def detach_run(argv: list[str], args: argparse.Namespace) -> int:

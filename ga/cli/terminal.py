@@ -25,6 +25,7 @@ from rich.text import Text
 from ga.cli.board import Board, Running, call_line
 from ga.cli.pipes import reader_gone
 from ga.cli.questions import approve_prompt, ask_prompt, preview
+from ga.invocation import invocation
 from ga.protocols import ToolCall, Usage
 from ga.tooling import screen
 from ga.tooling.redact import redact
@@ -36,6 +37,8 @@ STAGES = {0: "escalation over: {why}",
           2: "escalation stage 2 ({why}): the model is told to stop retrying and change its approach",
           3: "escalation stage 3 ({why}): asking the human for help"}
 ERROR_LINE_CHARS = 200
+DIFF_LINES = 40
+"""A diff up to this many lines is shown whole after its tool's line; a longer one as its counts."""
 
 
 class _Console(Console):
@@ -48,10 +51,13 @@ class Terminal:
     """Everything ga shows goes through these methods: text, turn, tool_start, live, tool_done, usage, notice, info,
     log_line, retry, ask, approve, answer, close. Quiet (-q): only the answer, errors and what asks the human."""
 
-    def __init__(self, *, quiet: bool = False, err: TextIO | None = None, out: TextIO | None = None):
+    def __init__(self, *, quiet: bool = False, err: TextIO | None = None, out: TextIO | None = None,
+                 raw: bool = False):
         self.err = _Console(file=err or sys.stderr, highlight=False, soft_wrap=True, markup=False, emoji=False)
         self.out = out or sys.stdout
         self.quiet = quiet
+        self.raw = raw
+        """--raw: the answer as the model wrote it, never rendered as Markdown."""
         self.fancy = self.err.is_terminal and not self.err.is_dumb_terminal
         """A real terminal on stderr: spinners allowed. Otherwise only whole plain lines."""
         self.running: dict[str, Running] = {}
@@ -65,6 +71,8 @@ class Terminal:
         self._live: Live | None = None
         self._approved = ""
         """The change the human just approved: its diff is not shown a second time when the tool is done."""
+        self.run_id = ""
+        """The run being shown (its header names it): hints name it."""
 
     # the model's reply
 
@@ -85,7 +93,7 @@ class Terminal:
         """The request is sent again: the text streamed so far comes again, so it is dropped."""
         with self._lock:
             self.reply, self._clean = "", screen.CleanStream()
-            self.notice(text)
+            self.warn(text)
 
     def usage(self, usage: Usage) -> None:
         """A reply is complete; its token line is shown after its text."""
@@ -152,18 +160,41 @@ class Terminal:
             if result.is_error and result.content:
                 self._print(Text(f"  {screen.one_line(result.said(), ERROR_LINE_CHARS)}", style="red"))
             if result.details.get("diff") and not self.quiet and result.details["diff"] != self._approved:
-                self._print(preview(result.details["diff"]))
+                self._print(self._diff(result.details))
             self._refresh()
+
+    def _diff(self, details: dict) -> Text:
+        """A change's diff in colour; a long one (a rewrite) as its line counts and where the whole diff is."""
+        diff = details["diff"]
+        if diff.count("\n") <= DIFF_LINES or "removed" not in details:
+            return preview(diff)
+        where = f"{invocation()} runs show {self.run_id} --diffs" if self.run_id else "the run's trajectory"
+        return Text(f"  -{details['removed']}/+{details['added']} lines; the whole diff: {where}", style="cyan")
 
     # lines
 
     def notice(self, text: str, *, error: bool = False) -> None:
-        """A line of progress; `error`: what went wrong with the run (its end, an unverified answer), even if quiet."""
+        """A line of progress (`· `); `error`: what went wrong with the run (its end, an unverified answer), marked
+        as a warning (`! `) and shown even when quiet."""
+        if error:
+            self._line(("! ", "yellow"), text, always=True)
+        else:
+            self._line(("· ", "dim"), text)
+
+    def warn(self, text: str) -> None:
+        """Something that may need the user's attention while the run goes on (a retry, an escalation stage)."""
+        self._line(("! ", "yellow"), text)
+
+    def hint(self, text: str) -> None:
+        """What to type next (`resume with: ...`), after the outcome it belongs to: shown even when quiet."""
+        self._line(("", ""), text, always=True, style="dim")
+
+    def _line(self, mark: tuple[str, str], text: str, *, always: bool = False, style: str = "") -> None:
         with self._lock:
             if self.waiting is None:  # a finished reply's text comes before what is said about it
                 self._commit()
-            if error or not self.quiet:
-                self._print(Text.assemble(("! ", "yellow"), screen.clean(redact(text))))
+            if always or not self.quiet:
+                self._print(Text.assemble(mark, (screen.clean(redact(text)), style)))
 
     def info(self, text: str) -> None:
         """A line about the run itself (its id, model, workspace)."""
@@ -179,6 +210,7 @@ class Terminal:
     def started(self, *, run_id: str, task: str, model: str, workdir: str, mode: str, resumed: bool,
                 model_settings: str = "default", check: str = "", autonomous: str = "", sandbox: bool = False,
                 sandbox_why: str = "") -> None:
+        self.run_id = run_id
         state = ("sandbox on" if sandbox else "sandbox off") + (f" ({sandbox_why})" if sandbox_why else "")
         extra = "".join([f" · {model_settings}-model settings" if model_settings != "default" else "",
                          f" · check: {check}" if check else "", f" · autonomous ({autonomous})" if autonomous else "",
@@ -189,7 +221,7 @@ class Terminal:
         """Stages 2 and 3, and their end: an ordinary failure (`ls missing`) and its fix are already on the tool's
         own line."""
         if stage >= 2 or (stage == 0 and previous >= 2):
-            self.notice(STAGES[stage].format(why=why))
+            self.warn(STAGES[stage].format(why=why))
         else:
             log.info("escalation stage %d → %d: %s", previous, stage, why)
 
@@ -219,7 +251,7 @@ class Terminal:
             self._commit()
             self.close()
             try:
-                if self.out.isatty():
+                if self.out.isatty() and not self.raw:
                     from rich.markdown import Markdown  # markdown-it and pygments: only for an answer on a terminal
 
                     Console(file=self.out, highlight=False, emoji=False).print(Markdown(screen.clean(text)))
@@ -227,7 +259,7 @@ class Terminal:
                     self.out.write(text + ("\n" if not text.endswith("\n") else ""))
                     self.out.flush()
             except BrokenPipeError:  # `ga … | head -1`: the reader has what it wanted; the run is over anyway
-                reader_gone(self.out)
+                reader_gone(self.out, say=True)
 
     def close(self) -> None:
         """Stop the live region; what was pending is printed."""

@@ -30,6 +30,8 @@ class Scheduler:
         self.history = History(self.folder)
         self.say = say
         self.children: list[subprocess.Popen] = []
+        self.fired: list[tuple[str, str, subprocess.Popen | None]] = []
+        """What this scheduler fired: (job, run id or why it could not start, the run's process)."""
         self._reported: set[str] = set()
 
     def serve(self, *, tick: float = 5.0, once: bool = False) -> None:
@@ -95,10 +97,24 @@ class Scheduler:
         except (DetachFailed, OSError) as e:
             self.history.append(job.name, {"event": "failed", "slot": slot, "error": str(e)[-2000:]})
             self.say(f"{job.name}: could not start: {e}")
+            self.fired.append((job.name, f"could not start: {e}", None))
             return
         self.children.append(proc)
+        self.fired.append((job.name, run_id, proc))
         self.history.append(job.name, {"event": "fired", "slot": slot, "missed": missed, "run_id": run_id})
         self.say(f"{job.name}: fired run {run_id}" + (f" (stands in for {missed} missed)" if missed else ""))
+
+    def wait_fired(self) -> int:
+        """`schedule run --once`: wait for the runs it fired to end; 0 when each one ended done, else 1 (a job that
+        could not start, or a run that failed, paused or reached a limit), as cron and CI expect."""
+        for _, _, proc in self.fired:
+            if proc is not None:
+                proc.wait()
+        jobs, _ = load_jobs(self.folder)
+        for job in jobs:  # each end said and kept in the history (`schedule list` shows it)
+            self.settle(job)
+        failed = [name for name, run_id, proc in self.fired if proc is None or self._status(run_id) != "done"]
+        return 1 if failed else 0
 
     def settle(self, job: Job) -> None:
         """Record the end of the job's last run once it has ended (a crash is also notified: nobody else can)."""

@@ -179,9 +179,11 @@ class OpenAIModel:
         if self.exchange.out_of_time:
             return self._out_of_time(f"the retry after {self.exchange.last} would end after it")
         if err.status_code >= 500 or err.status_code in RETRYABLE:
-            return ModelError(f"Model request failed after {self.exchange.attempts} attempts; last error: "
-                              f"{self.exchange.last}: {server_message(err)[:200]}. Check that the server at "
-                              f"{self._base_url()} is up and reachable.")
+            # it answered: it is up, and failing on this request (never "check it is reachable")
+            return ModelError(f"Model request failed after {self.exchange.attempts} attempts: the server at "
+                              f"{self._base_url()} answered {self.exchange.last}: {server_message(err)[:200]}. It is "
+                              "reachable but could not serve this request: its log says why (a crash, an overload, "
+                              "a request it cannot handle).")
         return ModelError(self._refusal(err))
 
     def _unreachable(self, err: openai.APIConnectionError) -> Exception:

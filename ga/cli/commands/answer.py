@@ -8,7 +8,9 @@ is delivered as the human's message at its next turn.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
 
 from ga.cli.commands import run_folder
 from ga.invocation import invocation
@@ -26,7 +28,9 @@ def main(argv: list[str]) -> int:
     args = p.parse_args(argv)
     folder = run_folder(args.run_id)
     run_id = folder.name
-    text = sys.stdin.read() if args.text == "-" else args.text
+    text = _typed(folder) if args.text == "-" else args.text
+    if text is None:
+        return 1
     if not text.strip():
         print("ga: the answer is empty", file=sys.stderr)
         return 2
@@ -51,3 +55,27 @@ def main(argv: list[str]) -> int:
         return e.exit_code
     print(f"Answered; run {run_id} continues in the background. Follow it with: {invocation()} tail {run_id}")
     return 0
+
+
+def _typed(folder: Path) -> str | None:
+    """The answer from stdin: on a terminal, the question first and one line typed (None: Ctrl-D, nothing sent)."""
+    if not sys.stdin.isatty():
+        return sys.stdin.read()
+    try:
+        asked = json.loads((folder / "outbox" / "question.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        asked = {}
+    asked = asked if isinstance(asked, dict) else {}
+    if asked.get("question"):
+        from ga.tooling import screen
+
+        print(f"? {screen.clean(str(asked['question']))}", file=sys.stderr)
+        for i, candidate in enumerate(asked.get("candidates") or [], 1):
+            print(f"  {i}. {screen.one_line(str(candidate), 200)}", file=sys.stderr)
+    print("[number or your answer] > " if asked.get("candidates") else "[your answer] > ", end="", file=sys.stderr,
+          flush=True)
+    line = sys.stdin.readline()
+    if not line:
+        print("\nnothing sent", file=sys.stderr)
+        return None
+    return line.rstrip("\n")

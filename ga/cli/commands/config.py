@@ -90,7 +90,11 @@ def _value(args: argparse.Namespace) -> str:
     elif args.key != "api_key":
         raise ConfigError(f"config set {args.key} needs a value")
     elif sys.stdin.isatty():
-        value = getpass.getpass("api_key (not shown): ")
+        try:
+            value = getpass.getpass("api_key (not shown): ")
+        except EOFError:  # Ctrl-D: the user changed their mind
+            print("\nnothing changed", file=sys.stderr)
+            raise SystemExit(1) from None
     else:
         value = sys.stdin.readline().rstrip("\n")
     value = value.strip()

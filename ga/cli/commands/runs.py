@@ -19,6 +19,8 @@ from ga.runs.folder import read_state, run_ids
 from ga.runs.listing import describe
 from ga.tooling.screen import clean, escaped_json
 
+ACTIONS_BESIDE = ("list", "show", "rm", "prune")
+"""`runs WORD`: the listing's neighbours (shell completion offers them)."""
 STATUSES = ("done", "failed", "paused", "limit", "interrupted", "running", "crashed", "stalled")
 SHOWN = 20
 
@@ -55,8 +57,20 @@ def collect(runs_dir: Path, statuses: list[str] | None, limit: int, stall_after:
             continue
         wanted = not statuses or row["status"] in statuses or ("stalled" in statuses and row["stalled"])
         if wanted:
+            if row["status"] == "paused":
+                row["question"] = _question(runs_dir / run_id, row)
             rows.append(row)
     return rows, len(ids)
+
+
+def _question(folder: Path, row: dict) -> str:
+    """What a paused run asks: its outbox's question (and candidates), else the message it paused with."""
+    try:
+        asked = json.loads((folder / "outbox" / "question.json").read_text(encoding="utf-8"))
+        options = " · ".join(f"{i}. {c}" for i, c in enumerate(asked.get("candidates") or [], 1))
+        return f"{asked['question']}" + (f" ({options})" if options else "")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return " ".join(str(row.get("message") or "").split())
 
 
 def _newest_first(runs_dir: Path, ids: list[str]):
@@ -100,11 +114,14 @@ def table(rows: list[dict], now: float) -> str:
         task = " ".join(clean(str(r["task"])).split())  # shown, never obeyed by the terminal
         room = max(10, width - len(head))
         lines.append(head + (task if len(task) <= room else task[: room - 1] + "…"))
+        if r.get("question"):  # what it waits for, under it: `answer ID "..."` answers it
+            asked = " ".join(clean(r["question"]).split())
+            lines.append(f"{'':<24}? " + (asked if len(asked) <= width - 26 else asked[: max(10, width - 27)] + "…"))
     return "\n".join(lines)
 
 
 def main(argv: list[str]) -> int:
-    if argv and argv[0] in ("show", "rm", "prune"):
+    if argv and argv[0] in ACTIONS_BESIDE[1:]:
         from ga.cli.commands import runs_rm, runs_show
 
         return {"show": runs_show.main, "rm": runs_rm.rm, "prune": runs_rm.prune}[argv[0]](argv[1:])
@@ -121,6 +138,8 @@ def main(argv: list[str]) -> int:
         print(f"No runs{' with that status' if args.status else ''} in {runs_dir}.", file=sys.stderr)
         return 0
     print(table(rows, time.time()))
+    if any(r.get("question") for r in rows):
+        print(f'(a paused run waits for an answer: {invocation()} answer ID "...")', file=sys.stderr)
     if limit and len(rows) == limit and total > limit:
         print(f"(the newest {limit} of {total} runs; -n 0 lists all)", file=sys.stderr)
     return 0

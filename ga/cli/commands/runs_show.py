@@ -25,6 +25,8 @@ def parser() -> argparse.ArgumentParser:
                                 "verified, usage, the files it changed, where its outputs are.")
     p.add_argument("run_id", metavar="ID", help="a run id, or a unique prefix of one")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    p.add_argument("--diffs", action="store_true", help="also the diff of every change file_write and file_patch "
+                   "made, in order")
     return p
 
 
@@ -115,9 +117,22 @@ def text(d: dict) -> str:
     return "\n".join(lines)
 
 
+def diffs(run: Run) -> list[dict]:
+    """Each change the file tools made, in order: {"tool", "path", "diff"}."""
+    return [{"tool": e.get("name"), "path": (e.get("details") or {}).get("path"), "diff": e["details"]["diff"]}
+            for e in run.events() if e.get("type") == "result" and not e.get("is_error")
+            and e.get("name") in FILE_TOOLS and (e.get("details") or {}).get("diff")]
+
+
 def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
-    d = details(run_folder(args.run_id))
+    folder = run_folder(args.run_id)
+    d = details(folder)
+    if args.diffs:
+        d["diffs"] = diffs(Run(folder, read_state(folder) or {}))
     # what the run's task, answer and files say is shown, never obeyed by the terminal (OSC 52, clear-screen...)
     print(escaped_json(json.dumps(d, ensure_ascii=False)) if args.json else clean(text(d)))
+    for change in d["diffs"] if args.diffs and not args.json else []:
+        print(f"\n# {change['tool']} {clean(_place(str(change['path']), d['workdir']))}")
+        print(clean(change["diff"]).rstrip("\n"))
     return 0

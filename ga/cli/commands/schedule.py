@@ -46,7 +46,8 @@ def parser() -> argparse.ArgumentParser:
     for action in ("rm", "enable", "disable"):
         sub.add_parser(action, help=f"{action} a job").add_argument("name", help="the job's name (see list)")
     serve = sub.add_parser("run", help="the scheduler: fire due jobs until stopped (keep it alive with systemd)")
-    serve.add_argument("--once", action="store_true", help="fire what is due now, then exit (for cron)")
+    serve.add_argument("--once", action="store_true", help="fire what is due now, wait for those runs, then exit: 0 "
+                       "when each ended done, 1 otherwise (for cron)")
     serve.add_argument("--tick", type=float, default=5.0, help="seconds between checks (default 5)")
     return p
 
@@ -94,7 +95,8 @@ def _list(folder: Path, home: Path, args: argparse.Namespace) -> int:
         print(f"No jobs in {folder}: add one with {invocation()} schedule add NAME TASK --every 1h", file=sys.stderr)
     for r in [] if args.json else rows:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(r["next"])) if r["next"] else "disabled"
-        last = f"{r['last']['run_id']} {r['last']['status']} {r['last']['tokens']} tokens" if r["last"] else "never"
+        last = ("never" if not r["last"] else f"could not start: {r['last']['error']}" if r["last"].get("error")
+                else f"{r['last']['run_id']} {r['last']['status']} {r['last']['tokens']} tokens")
         print(f"{r['name']:<16} {r['when']:<16} next {when:<16}  last {last}")
     return 0
 
@@ -104,7 +106,11 @@ def _row(job: Job, folder: Path, home: Path) -> dict:
     base = history.last_slot(job.name) or written(folder, job)  # as the scheduler counts
     fired, _ = history.last_run(job.name)
     last = None
-    if fired:
+    failed = next((r for r in reversed(history.recent(job.name)) if r.get("event") in ("fired", "failed")), None)
+    if failed and failed.get("event") == "failed":  # its last firing never made a run: that is its outcome
+        said = str(failed.get("error", "")).strip().splitlines() or ["no reason recorded"]
+        last = {"run_id": None, "at": failed.get("t"), "status": "could not start", "tokens": 0, "error": said[-1]}
+    elif fired:
         state = read_state(home / "runs" / fired["run_id"]) or {}
         usage = state.get("usage") or {}
         last = {"run_id": fired["run_id"], "at": fired["t"],
@@ -143,8 +149,11 @@ def _serve(folder: Path, home: Path, args: argparse.Namespace) -> int:
         print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {line}", flush=True)
 
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # systemd's stop: a clean exit; runs go on
+    scheduler = Scheduler(home, say=say)
     try:
-        Scheduler(home, say=say).serve(tick=max(0.05, args.tick), once=args.once)
+        scheduler.serve(tick=max(0.05, args.tick), once=args.once)
+        if args.once:  # the lock is free again: a later --once is not held up by these runs
+            return scheduler.wait_fired()
     except KeyboardInterrupt:
         say("scheduler stopped (runs it started go on)")
     return 0

@@ -86,8 +86,10 @@ def test_json_output_is_the_documented_object(home, workspace):
         proc = ga(["write a", "--json"], server, home, workspace)
     out = json.loads(proc.stdout)
     assert proc.returncode == 0
-    assert set(out) == {"run_id", "status", "answer", "verified", "usage", "tool_calls", "model_settings"}
+    assert set(out) == {"run_id", "status", "answer", "verified", "usage", "tool_calls", "model", "duration_s",
+                        "model_settings"}
     assert (out["status"], out["answer"], out["tool_calls"], out["verified"]) == ("done", "wrote it", 1, None)
+    assert out["model"] == "scripted" and 0 < out["duration_s"] < 60
     assert out["usage"]["requests"] == 2 and out["usage"]["prompt_tokens"] > 0
     assert (home / "runs" / out["run_id"] / "state.json").is_file()
 
@@ -203,7 +205,7 @@ def test_a_resumed_run_keeps_plan_mode(home, workspace):
 def test_resuming_a_finished_run_reports_it_again(home, workspace):
     steps = [{"tool_calls": [tool_call("file_read", path=".")]}, {"content": "listed"}]
     with ScriptedServer(steps) as server:
-        first = json.loads(ga(["list", "--json"], server, home, workspace).stdout)
+        first = json.loads(ga(["list the files", "--json"], server, home, workspace).stdout)
         again = ga(["--resume", first["run_id"], "--json"], server, home, workspace)
     assert json.loads(again.stdout) == first and again.returncode == 0
 

@@ -48,7 +48,7 @@ def test_ga_alone_on_a_terminal_is_a_chat_over_one_run(home, workspace):
     assert run.returncode == 0, run.text
     screen = run.screen
     assert screen[0] == "ga chat: type a task; each next line goes on with the same run. Ctrl-C stops a reply, " \
-        "Ctrl-D ends the chat"
+        "Ctrl-D ends the chat, /help lists the rest"
     assert screen[1] == f"{PROMPT}write a file" and screen[2].startswith("run ")
     assert screen.index("Wrote a.txt.") < screen.index(f"{PROMPT}pick a colour") < screen.index("? Which colour?")
     assert screen.index("Blue it is.") < len(screen) - 2 and screen[-2] == PROMPT.rstrip()

@@ -121,23 +121,25 @@ def test_missed_slots_fire_once_not_once_each(home, workspace):
 def test_a_job_whose_last_run_is_still_running_is_not_started_again(home, workspace):
     add(home, workspace, "slow", "take long", "--every", "1h")
     set_last_slot(home, "slow", time.time() - 3600 - 5)
+    log = home.parent / "notified.jsonl"
     with ScriptedServer([{"delay": 30, "content": "late"}]) as server:
-        ga(["schedule", "run", "--once"], server, home, workspace)
-        (run_id,) = runs(home)
+        first = subprocess.Popen([sys.executable, RUN_PY, "schedule", "run", "--once"], cwd=workspace,
+                                 env=ga_env(server, home, GA_NOTIFY=f"cat >> {log}"), stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True)  # it waits for the run it fired
         wait_for(lambda: len(server.requests) == 1)  # its run is busy
+        (run_id,) = runs(home)
         set_last_slot(home, "slow", time.time() - 3600 - 5)  # and the job is due again
         skipping = ga(["schedule", "run", "--once"], server, home, workspace)
         os.kill(json.loads((home / "runs" / run_id / "state.json").read_text())["pid"], signal.SIGKILL)
-        time.sleep(0.5)
-        log = home.parent / "notified.jsonl"
-        settled = ga(["schedule", "run", "--once"], server, home, workspace, GA_NOTIFY=f"cat >> {log}")
+        settled, _ = first.communicate(timeout=60)
         wait_for(log.exists)
     skipped = [r for r in history(home, "slow") if r["event"] == "skipped"]
     ended = [r for r in history(home, "slow") if r["event"] == "ended"]
     assert runs(home) == [run_id] and len(fired(home, "slow")) == 1
     assert len(skipped) == 1 and run_id in skipped[0]["reason"] and "still running" in skipping.stdout
     # a killed run cannot say it ended: the scheduler records it, and notifies
-    assert [(r["run_id"], r["status"]) for r in ended] == [(run_id, "crashed")] and "crashed" in settled.stdout
+    assert [(r["run_id"], r["status"]) for r in ended] == [(run_id, "crashed")] and "crashed" in settled
+    assert first.returncode == 1 and skipping.returncode == 0  # --once: 1 when a run it fired did not end done
     event = json.loads(log.read_text())
     assert (event["event"], event["run_id"], event["status"], event["exit_code"]) == ("end", run_id, "crashed", 1)
 
