@@ -112,7 +112,10 @@ class Scheduler:
                 proc.wait()
         jobs, _ = load_jobs(self.folder)
         for job in jobs:  # each end said and kept in the history (`schedule list` shows it)
-            self.settle(job)
+            try:
+                self.settle(job)
+            except Exception as e:  # one job's fault never hides the others (said once, as tick() says it)
+                self._report_once(f"{job.name}: skipped, it failed: {type(e).__name__}: {e}")
         failed = [name for name, run_id, proc in self.fired if proc is None or self._status(run_id) != "done"]
         return 1 if failed else 0
 

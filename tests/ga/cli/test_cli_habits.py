@@ -95,7 +95,8 @@ def test_ctrl_d_at_an_approval_pauses_the_run_and_a_resume_asks_again(home, work
         paused = tty(["rewrite notes", "--confirm"], server, home, workspace, answers=[("[e]dit > ", "\x04")])
         run_id = only_run(home).name
         state = json.loads((only_run(home) / "state.json").read_text())
-        resumed = tty(["--resume", run_id], server, home, workspace, answers=[("[e]dit > ", "a")])
+        resumed = tty(["--resume", run_id], server, home, workspace,  # on a terminal: the chat over the run
+                      answers=[("[e]dit > ", "a"), ("› ", "\x04")])
         server.assert_complete()
     assert paused.returncode == 3 and "Traceback" not in paused.text, paused.text
     assert state["status"] == "paused" and "Paused at the approval of a file_write call" in state["message"]
@@ -125,7 +126,7 @@ def test_answer_dash_on_a_terminal_shows_the_question_and_reads_one_line(home, w
 
 
 def test_a_cut_pipe_says_so_on_the_terminal(home, workspace):
-    with ScriptedServer([{"content": "line one\nline two\n" * 2000}]) as server:
+    with ScriptedServer([{"content": "line one\nline two\n" * 3}]) as server:
         env = ga_env(server, home)
         shell = f"{sys.executable} {RUN_PY} 'say a lot' | true; {sys.executable} {RUN_PY} runs | true"
         run = run_on_tty(["bash", "-c", shell], cwd=workspace, env=env)

@@ -113,6 +113,7 @@ def test_completion_offers_commands_flags_run_ids_and_sops(home, workspace):
     with ScriptedServer([{"content": "ok"}]) as server:
         ga(["do it"], server, home, workspace)
     run_id = only_run(home).name
+    ga(["memory", "list"], None, home, workspace, GA_LEARN="1")  # the seed SOPs
     script = ga(["completion", "bash"], None, home, workspace)
     assert script.returncode == 0 and "complete -o default -F _ga_complete ga" in script.stdout
 
@@ -162,3 +163,22 @@ def test_a_server_that_answers_500_is_not_told_to_be_unreachable(home, workspace
         proc = ga(["Hello"], server, home, workspace)
     assert proc.returncode == 1 and "answered 500" in proc.stderr, proc.stderr
     assert "reachable but could not serve this request" in proc.stderr and "is up and reachable" not in proc.stderr
+
+
+def test_no_library_chatter_on_the_terminal_even_with_sops_to_look_up(home, workspace):
+    with ScriptedServer([{"content": "ok"}] * 2) as server:
+        plain = ga(["install the missing package requests"], server, home, workspace, GA_LEARN="1")
+        verbose = ga(["install the missing package requests", "-v"], server, home, workspace, GA_LEARN="1")
+    assert plain.returncode == 0 and verbose.returncode == 0
+    assert "bm25s" not in plain.stderr and "Building index" not in verbose.stderr
+    assert "· memory.index: SOPs listed for this task: install-missing-package" in verbose.stderr  # ga's own: kept
+
+
+@pytest.mark.skipif(bool(__import__("tools").sandbox_problem()), reason="bubblewrap missing or not permitted here")
+def test_the_run_s_header_says_the_sandbox_has_its_own_network(home, workspace):
+    with ScriptedServer([{"content": "ok"}] * 2) as server:
+        own = ga(["Hello"], server, home, workspace)
+        ports = ga(["Hello"], server, home, workspace, GA_SANDBOX_PORTS="5432")
+    assert "sandbox on (the default; own network: GA_SANDBOX_PORTS or GA_SANDBOX_NET=1 reach the host's)" in \
+        own.stderr.splitlines()[0]
+    assert "own network, host ports 5432" in ports.stderr.splitlines()[0]

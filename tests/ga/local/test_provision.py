@@ -115,3 +115,39 @@ def test_a_source_that_does_not_match_its_pin_is_removed(tmp_path):
     with pytest.raises(ProvisionError, match="pinned sha256"):
         prov.fetch_source(cache, steps())
     assert not list(cache.downloads.iterdir())
+
+
+def test_a_step_that_takes_long_says_it_is_at_work_every_few_seconds(tmp_path):
+    out = io.StringIO()
+    beating = Steps(Console(file=out, width=200), heartbeat=0.3)
+    with beating.step("server source", 1, unit="files") as advance:
+        subprocess.run(["sleep", "1.2"], check=True)  # one file that takes long: no unit done meanwhile
+        advance(1)
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "· server source: started" and lines[-1].startswith("· server source: done in")
+    beats = [line for line in lines if "still at work" in line]
+    assert len(beats) >= 2 and beats[0].startswith("· server source: still at work (")
+
+
+def test_a_second_provisioning_says_it_waits_for_the_first(tmp_path):
+    import fcntl
+    import threading
+
+    out = io.StringIO()
+    lock = tmp_path / ".lock"
+    with open(lock, "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # the first `--local` is provisioning
+        entered = threading.Event()
+
+        def second() -> None:
+            with prov._locked(lock, Steps(Console(file=out, width=200), heartbeat=0.2)):
+                entered.set()
+
+        waiter = threading.Thread(target=second)
+        waiter.start()
+        assert not entered.wait(0.7)
+        fcntl.flock(held, fcntl.LOCK_UN)
+        waiter.join(timeout=10)
+    assert entered.is_set()
+    said = out.getvalue()
+    assert "another ga is provisioning the local model; waiting for it: started" in said and "still at work" in said

@@ -236,7 +236,8 @@ def test_runs_lists_status_age_turns_tokens_and_task_and_filters(home, workspace
     assert [r["run_id"] for r in only_paused] == [paused["run_id"]]
     header, *lines = table.stdout.splitlines()
     assert header.split() == ["ID", "STATUS", "AGE", "TURNS", "TOKENS", "TASK"]
-    assert lines[2].split()[:2] == [done["run_id"], "done"] and lines[2].endswith("list the files")
+    assert lines[1].split()[:2] == [paused["run_id"], "paused"] and lines[2].strip().startswith("? ")  # its question
+    assert lines[3].split()[:2] == [done["run_id"], "done"] and lines[3].endswith("list the files")
     bad = ga(["runs", "--status", "sleeping"], None, home, workspace)
     assert bad.returncode == 2 and "invalid choice" in bad.stderr
 
