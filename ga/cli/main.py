@@ -13,15 +13,18 @@ import json
 import math
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import ga
 from ga.cli import logs, piped, warm, words
 from ga.cli.help_text import ENVIRONMENT, EXIT_CODES
-from ga.config import Settings, load_settings
 from ga.errors import AgentStop, ConfigError
 from ga.invocation import invocation
 from ga.tooling.permissions import check_allow_paths
 from ga.tooling.redact import redact
+
+if TYPE_CHECKING:
+    from ga.config import Settings
 
 EXIT_USAGE = 2
 NO_RUN = frozenset({"-h", "--help", "--version", "--detach"})
@@ -119,6 +122,8 @@ def settings_from(args: argparse.Namespace, remembered: dict | None = None) -> S
             raise ConfigError(f"--{flag.replace('_', '-')} must be a number, 0 (no limit) or more")
     why = ("--autonomous" if args.autonomous else "--jsonl" if args.jsonl else "a background run" if args.detached_child
            else "" if sys.stdin.isatty() else f"stdin is {piped.kind() or 'not a terminal'}")
+    from ga.config import load_settings  # after warm.start(): reading the config overlaps the SDK's import
+
     return load_settings(
         model="local" if args.local else args.model, workdir=args.workdir, json=args.json, autonomous=bool(why),
         autonomous_why=why, profile=args.profile or (remembered or {}).get("profile") or None,

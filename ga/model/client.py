@@ -38,7 +38,8 @@ class OpenAIModel:
     """A Model (ga.protocols) for any OpenAI-compatible Chat Completions server."""
 
     def __init__(self, settings: Settings, on_retry: Callable[[str], None] | None = None,
-                 max_reply_bytes: int = MAX_REPLY_BYTES, model_settings: ModelSettings | None = None):
+                 max_reply_bytes: int = MAX_REPLY_BYTES, model_settings: ModelSettings | None = None,
+                 http: object | None = None):
         self.settings = settings
         self.model_settings = model_settings or ModelSettings()
         """This model's behaviour (ga/model/settings.py): here, when a streamed reply counts as a loop."""
@@ -58,7 +59,7 @@ class OpenAIModel:
         # Local servers need no key, but the SDK refuses an empty one.
         self.client = openai.OpenAI(base_url=settings.base_url or None, api_key=settings.api_key or "none",
                                     max_retries=settings.retries, timeout=settings.request_timeout,
-                                    http_client=http_client(self.exchange))
+                                    http_client=http_client(self.exchange, http))  # `http`: ga/cli/warm.py's
 
     @property
     def retries(self) -> int:

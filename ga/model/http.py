@@ -145,10 +145,14 @@ class _Watchdog:
         self._timer.cancel()
 
 
-def http_client(exchange: Exchange) -> openai.DefaultHttpxClient:
-    """The SDK's own HTTP client (its defaults kept) with the exchange's hooks."""
-    return openai.DefaultHttpxClient(event_hooks={"request": [exchange.on_request],
-                                                  "response": [exchange.on_response]})
+def http_client(exchange: Exchange, made: openai.DefaultHttpxClient | None = None) -> openai.DefaultHttpxClient:
+    """The SDK's own HTTP client (its defaults kept) with the exchange's hooks; `made`: one built ahead with those
+    defaults (on a background thread at start-up), given the hooks here."""
+    hooks = {"request": [exchange.on_request], "response": [exchange.on_response]}
+    if isinstance(made, openai.DefaultHttpxClient):
+        made.event_hooks = hooks
+        return made
+    return openai.DefaultHttpxClient(event_hooks=hooks)
 
 
 @functools.cache
