@@ -135,7 +135,7 @@ def test_a_pytest_py_the_run_wrote_cannot_verify_it_and_the_check_lists_the_run_
     (workspace / "test_app.py").write_text("from app import add\n\ndef test_add():\n    assert add(1, 2) == 3\n")
     (workspace / "app.py").write_text("def add(a, b):\n    return a - b\n")
     steps = [{"tool_calls": [tool_call("file_write", path="pytest.py", content="print('1 passed')\n")]},
-             {"content": "Done."},
+             {"content": "Done."}, {"tool_calls": [tool_call("file_read", path="app.py")]},
              {"tool_calls": [tool_call("file_write", path="app.py", content="def add(a, b):\n    return a + b\n")]},
              {"content": "Fixed."}]
     check = f"{sys.executable} -m pytest -q -p no:cacheprovider test_app.py"

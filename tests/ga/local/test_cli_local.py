@@ -88,7 +88,8 @@ def test_a_warm_server_serves_the_next_run_until_models_stop(tmp_path, workspace
     assert one == two and alive(one)
     listed = json.loads(ga(["models", "--json"], tmp_path, workspace).stdout)["running"]
     assert listed["server"] == one and not listed["in_use"]
-    assert "idle (stop with: python run.py models stop)" in ga(["models"], tmp_path, workspace).stdout
+    listed = ga(["models"], tmp_path, workspace).stdout
+    assert "idle (stop with: " in listed and "run.py models stop)" in listed and "python run.py models" not in listed
     assert f"stopped llama-server pid {one}" in ga(["models", "stop"], tmp_path, workspace).stdout
     assert not alive(one)
     assert "no local model server was running" in ga(["models", "stop"], tmp_path, workspace).stdout

@@ -109,7 +109,7 @@ def test_a_json_404_is_an_api_refusing_the_model_not_a_web_page(web):
 
 def test_a_500_is_retried_as_often_as_ga_retries_says(web):
     server, model = web((500, "application/json", '{"error": {"message": "template error"}}'), retries=2)
-    with pytest.raises(ModelError, match="after 3 attempts; last error: 500 server error: template error"):
+    with pytest.raises(ModelError, match=r"after 3 attempts: the server at \S+ answered 500 server error: template"):
         model.complete(MESSAGES, [])
     assert server.hits == 3
 
