@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from bench.harness import cli, results
+from ga.testing.script import ScriptedServer
 
 ROOT = Path(__file__).resolve().parents[3]
 SUITE = ROOT / "bench" / "suites" / "offline"
@@ -63,3 +64,11 @@ def kill_tree(harness: subprocess.Popen, out: Path) -> None:
 @pytest.fixture
 def tiny(tmp_path: Path) -> Path:
     return tiny_config(tmp_path)
+
+
+@pytest.fixture
+def upstream():
+    """An endpoint that answers GET /models as an OpenAI-compatible API does: the bench checks --upstream before any
+    trial. The agents of these tests never ask it anything."""
+    with ScriptedServer([]) as server:
+        yield server.url

@@ -14,14 +14,14 @@ import time
 from tests.bench.harness.conftest import ROOT, SUITE, agent_config, bench, kill_tree, rows
 
 
-def test_rounds_share_home_and_ga_home_and_round_one_is_cold(tmp_path):
+def test_rounds_share_home_and_ga_home_and_round_one_is_cold(tmp_path, upstream):
     # the agent counts the rounds it has seen, in GA_HOME and in HOME, and leaves the counts in the workspace
     counter = agent_config(tmp_path, "counter", ["bash", "-c", "echo x >> $$GA_HOME/seen; echo x >> $$HOME/seen; "
                                                                "wc -l < $$GA_HOME/seen > ga_home.txt; "
                                                                "wc -l < $$HOME/seen > home.txt"])
     out = tmp_path / "out"
     args = ("--agents", f"oracle,{counter}", "--tasks", "release-notes*", "--trials", "2", "--out", out,
-            "--upstream", "http://127.0.0.1:9/v1", "--model", "m")
+            "--upstream", upstream, "--model", "m")
     assert bench(SUITE, *args) == 0
 
     def counts(trial: int) -> list[tuple[str, str]]:
@@ -39,7 +39,7 @@ def test_rounds_share_home_and_ga_home_and_round_one_is_cold(tmp_path):
     assert "cold success" in (out / "report.html").read_text()
 
 
-def test_an_interrupted_round_runs_again_from_the_state_before_it(tmp_path):
+def test_an_interrupted_round_runs_again_from_the_state_before_it(tmp_path, upstream):
     flag = tmp_path / "hang-once"
     flag.touch()
     # the first time round 3 runs (the counter reads 3), the agent hangs and the harness is interrupted
@@ -49,7 +49,7 @@ def test_an_interrupted_round_runs_again_from_the_state_before_it(tmp_path):
                                                                f"then rm {flag}; sleep 300; fi"])
     out = tmp_path / "out"
     args = [sys.executable, str(ROOT / "run.py"), "bench", str(SUITE), "--agents", str(counter), "--tasks",
-            "release-notes*", "--out", str(out), "--upstream", "http://127.0.0.1:9/v1", "--model", "m", "--no-report"]
+            "release-notes*", "--out", str(out), "--upstream", upstream, "--model", "m", "--no-report"]
     harness = subprocess.Popen(args, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 60

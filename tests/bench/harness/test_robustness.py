@@ -29,7 +29,7 @@ def _alive(pid: int, within: float = 3.0) -> bool:
     return True
 
 
-def test_crash_hang_and_strays_are_failed_trials(tmp_path):
+def test_crash_hang_and_strays_are_failed_trials(tmp_path, upstream):
     suite = copy_tasks(tmp_path / "suite", "fix-calc-bug")
     crasher = agent_config(tmp_path, "crasher", ["${python}", "-c", "import os, signal; os.kill(os.getpid(), "
                                                                     "signal.SIGSEGV)"])
@@ -40,7 +40,7 @@ def test_crash_hang_and_strays_are_failed_trials(tmp_path):
     started = time.monotonic()
     # they never call a model: the endpoint is only there to be configured
     assert bench(suite, "--agents", f"oracle,{crasher},{hanger}", "--out", out, "--timeout", "3", "--no-report",
-                 "--upstream", "http://127.0.0.1:9/v1", "--model", "m") == 0
+                 "--upstream", upstream, "--model", "m") == 0
     assert time.monotonic() - started < 60
     by = {r["agent"]: r for r in rows(out)}
     assert by["oracle"]["success"]
@@ -85,14 +85,14 @@ def test_bad_numbers(tmp_path, bad, capsys):
     assert bench(suite, "--agents", "oracle", "--out", tmp_path / "out", bad) == 2
 
 
-def test_a_dead_worker_costs_one_failed_trial_and_the_run_goes_on(tmp_path):
+def test_a_dead_worker_costs_one_failed_trial_and_the_run_goes_on(tmp_path, upstream):
     suite = copy_tasks(tmp_path / "suite", "fix-calc-bug", "csv-to-json")
     # the harness's own worker process dies (as under the out-of-memory killer), every time this agent runs
     killer = agent_config(tmp_path, "killer", ["${python}", "-c", "import os, signal; os.kill(os.getppid(), "
                                                                   "signal.SIGKILL)"])
     out = tmp_path / "out"
     assert bench(suite, "--agents", f"{killer},oracle", "--out", out, "--no-report", "--upstream",
-                 "http://127.0.0.1:9/v1", "--model", "m") == 0
+                 upstream, "--model", "m") == 0
     by = {(r["agent"], r["task"]): r for r in rows(out)}
     assert by["oracle", "fix-calc-bug"]["success"] and by["oracle", "csv-to-json"]["success"]
     assert not by["killer", "fix-calc-bug"]["success"] and "worker lost" in by["killer", "fix-calc-bug"]["error"]
@@ -100,11 +100,11 @@ def test_a_dead_worker_costs_one_failed_trial_and_the_run_goes_on(tmp_path):
 
 @pytest.mark.parametrize(("stop", "background"), [(signal.SIGINT, False), (signal.SIGTERM, True)],
                          ids=["kill -INT", "kill (TERM) of a harness started with &"])
-def test_interrupting_the_harness_alone_stops_its_trials_and_their_agents(tmp_path, stop, background):
+def test_interrupting_the_harness_alone_stops_its_trials_and_their_agents(tmp_path, stop, background, upstream):
     suite = copy_tasks(tmp_path / "suite", "fix-calc-bug", "fix-json-config")  # the second waits in the queue
     hanger = agent_config(tmp_path, "hanger", ["bash", "-c", "echo $$$$ > ${log_dir}/self.pid; sleep 300"])
     args = [sys.executable, str(ROOT / "run.py"), "bench", str(suite), "--agents", str(hanger), "--out",
-            str(tmp_path / "out"), "--upstream", "http://127.0.0.1:9/v1", "--model", "m", "--no-report"]
+            str(tmp_path / "out"), "--upstream", upstream, "--model", "m", "--no-report"]
     if background:  # what `run.py bench ... &` in a script does: SIGINT ignored, for the workers too
         args = ["bash", "-c", 'trap "" INT; exec "$@"', "bash", *args]
     harness = subprocess.Popen(args, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -122,12 +122,12 @@ def test_interrupting_the_harness_alone_stops_its_trials_and_their_agents(tmp_pa
     assert not (tmp_path / "out" / "trials" / "hanger" / "fix-json-config").exists()  # the queued job never began
 
 
-def test_a_harness_killed_outright_lets_no_queued_trial_start(tmp_path):
+def test_a_harness_killed_outright_lets_no_queued_trial_start(tmp_path, upstream):
     suite = copy_tasks(tmp_path / "suite", "fix-calc-bug", "fix-json-config")  # the second waits in the queue
     hanger = agent_config(tmp_path, "hanger", ["bash", "-c", "echo $$$$ > ${log_dir}/self.pid; sleep 300"])
     out = tmp_path / "out"
     args = [sys.executable, str(ROOT / "run.py"), "bench", str(suite), "--agents", str(hanger), "--out", str(out),
-            "--upstream", "http://127.0.0.1:9/v1", "--model", "m", "--no-report"]
+            "--upstream", upstream, "--model", "m", "--no-report"]
     harness = subprocess.Popen(args, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     pid_file = out / "trials" / "hanger" / "fix-calc-bug" / "1" / "logs" / "self.pid"
     try:
