@@ -68,9 +68,7 @@ class Agent:
                                                for i, r in history.results.items()})
         if self.fresh:  # listed once, when the run starts: the first message is recorded, a resume sends it again
             listing = self.memory.task_listing(run.state["task"]) if self.memory else ""
-            project, read = agents_md.notes(self.settings.workdir, self.settings.home)
-            if read:
-                run.state["agents_md"] = [str(p) for p in read]
+            project = agents_md.for_run(self.settings.workdir, self.settings.home, run.state, self.ui)  # and says so
             self.record({"role": "user", "content": first_message(self.settings, run.state["task"], project, listing)})
         return self.context
 

@@ -295,6 +295,6 @@ def build_agent(run: Run, settings: Settings, ui: Heartbeat, *, answer: str | No
                autonomous=settings.autonomous_why, sandbox=settings.sandbox, sandbox_why=why)
     if settings.mode == "plan":
         ui.info(plan_header())  # whether code may look, and how confined
-    if read := run.state.get("agents_md"):
+    if read := run.state.get("agents_md"):  # a resumed run's; a new run's are said as they are read (agents_md.py)
         ui.info("instructions read: " + ", ".join(read))
     return agent

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ga.protocols import UI
+
 NAME = "AGENTS.md"
 MAX_BYTES = 8_192
 """All AGENTS.md text at most (about 2,000 tokens); past it the text is cut and says so."""
@@ -49,3 +51,13 @@ def notes(workdir: Path, ga_home: Path) -> tuple[str, list[Path]]:
         if size >= MAX_BYTES:
             break
     return "\n\n".join(parts), used
+
+
+def for_run(workdir: Path, ga_home: Path, state: dict, ui: UI) -> str:
+    """notes() for a new run's first message; the files it came from are kept in the run's state (a resume's header
+    names them) and said now."""
+    text, read = notes(workdir, ga_home)
+    if read:
+        state["agents_md"] = [str(p) for p in read]
+        ui.info("instructions read: " + ", ".join(state["agents_md"]))
+    return text

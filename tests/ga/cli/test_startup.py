@@ -1,8 +1,8 @@
 """Start-up stays light, and the SDK's import overlaps it. A task that calls no tool imports neither jsonschema, nor
 the embedded model's machinery, nor the Markdown renderer when stdout is not a terminal, nor what retrieval and the
-command policy need (numpy, scipy, bm25s, tree-sitter) when no SOP is looked for and no command checked; `--help` imports
-none of the run's modules; the SDK's import starts on its thread before the flags are read (ga/cli/warm.py), and
-never for a command that starts no run. Import lists, not timings (bench/perf/startup_bench.py measures those)."""
+command policy need (numpy, scipy, bm25s, tree-sitter) when no SOP is looked for and no command checked; `--help`
+imports none of the run's modules; the SDK's import starts on its thread before the flags are read (ga/cli/warm.py),
+and never for a command that starts no run. Import lists, not timings (bench/perf/startup_bench.py measures those)."""
 
 from __future__ import annotations
 
