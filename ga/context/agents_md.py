@@ -59,5 +59,5 @@ def for_run(workdir: Path, ga_home: Path, state: dict, ui: UI) -> str:
     text, read = notes(workdir, ga_home)
     if read:
         state["agents_md"] = [str(p) for p in read]
-        ui.info("instructions read: " + ", ".join(state["agents_md"]))
+        ui.notice("instructions read: " + ", ".join(state["agents_md"]))
     return text
