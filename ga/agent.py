@@ -188,7 +188,7 @@ class Agent:
 
     def answered(self, reply: Reply) -> None:
         """The model's final answer: done, unless it is none (failed) or the user's --check says the work is not."""
-        answer = final_answer(reply.content)
+        answer = final_answer(reply.content) if self.model_settings.doubt_answers else reply.content  # after the doubt
         if not self.settings.check or (checked := run_check(
                 self.settings.check, number=self.turns, dispatcher=self.dispatcher, ctx=self.ctx, run=self.run,
                 ui=self.ui, escalation=self.escalation)).passed:

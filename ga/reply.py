@@ -80,7 +80,8 @@ class NoAnswer(AgentStop):
 
 def final_answer(content: str) -> str:
     """The final reply's text, unless it is no answer at all (NoAnswer): empty, a null value, or only brackets or
-    tags. Asked after any doubt (ga/escalation): a reply that came back the same is not taken for a result."""
+    tags. Asked under the settings that doubt answers (ModelSettings.doubt_answers: small models), after the doubt
+    (ga/escalation.py): a reply that came back the same is no result. A capable model's "None" may be the answer."""
     text = " ".join(content.split())
     if not text or _NULL.fullmatch(text) or is_debris(text):
         why = f"it was only {text[:40]!r}" if text else "it was empty"
