@@ -3,6 +3,7 @@ first request, stopped on demand, and never outliving its parent (the keeper, ga
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import re
@@ -211,7 +212,8 @@ class LocalServer:
             proc.wait(STOP_GRACE)
         except subprocess.TimeoutExpired:
             proc.kill()
-            proc.wait()
+            with contextlib.suppress(subprocess.TimeoutExpired):  # bounded: a Ctrl-C that landed inside poll() can
+                proc.wait(STOP_GRACE)  # leave Popen's lock held, and an unbounded wait() would then hang for ever
 
     def _tail(self, lines: int = 12) -> str:
         try:

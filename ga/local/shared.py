@@ -17,6 +17,7 @@ kernel however a process dies, kill -9 included):
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import math
@@ -245,7 +246,8 @@ def stop_locked(folder: Folder, proc: subprocess.Popen | None = None) -> bool:
     finally:
         folder.stop_request.unlink(missing_ok=True)
     if proc is not None:
-        proc.wait()
+        with contextlib.suppress(subprocess.TimeoutExpired):  # bounded: see LocalServer.stop
+            proc.wait(STOP_GRACE)
     deadline = time.monotonic() + STOP_GRACE
     while pid and _running(pid) and time.monotonic() < deadline:
         time.sleep(0.01)  # its lock goes a moment before the process does

@@ -149,7 +149,7 @@ def run(argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float, capt
         survivors = kill_tree(proc.pid, env.get(MARKER, "")) if killed else []
         proc.stdout.close()
         capture.close()
-    exit_code = proc.wait() if killed or proc.poll() is not None else None
+    exit_code = proc.wait() if killed or _ended(proc) else None
     return Outcome(exit_code=exit_code, elapsed=time.monotonic() - started, killed=killed,
                    survivors=survivors, pipe_left_open=open_pipe)
 
@@ -164,7 +164,7 @@ def _pump(proc: subprocess.Popen, capture: OutputCapture, deadline: float) -> tu
             now = time.monotonic()
             if now >= deadline:
                 return "timeout", False
-            if exited_at is None and proc.poll() is not None:
+            if exited_at is None and _ended(proc):
                 exited_at = now
             if exited_at is not None and now - exited_at > EXIT_GRACE:
                 return "", True
@@ -178,9 +178,7 @@ def _pump(proc: subprocess.Popen, capture: OutputCapture, deadline: float) -> tu
 
 def _wait_exit(proc: subprocess.Popen, deadline: float) -> bool:
     """Wait for the exit until the deadline; False if it is still running (it closed its output but went on)."""
-    if proc.poll() is not None:
-        return True
-    try:  # a pidfd wakes us the moment it exits; Popen.wait(timeout) polls with sleeps (~1 ms lost per run)
+    try:  # a pidfd wakes us the moment it exits; polling with sleeps loses ~1 ms per run
         pidfd = os.pidfd_open(proc.pid)
     except (AttributeError, OSError):
         pidfd = None
@@ -189,11 +187,18 @@ def _wait_exit(proc: subprocess.Popen, deadline: float) -> bool:
             selector.register(pidfd, selectors.EVENT_READ)
             selector.select(max(0.0, deadline - time.monotonic()))
         os.close(pidfd)
+    while not _ended(proc) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return _ended(proc)
+
+
+def _ended(proc: subprocess.Popen) -> bool:
+    """Whether the program has exited, leaving it to be reaped by proc.wait(). Not Popen.poll: a Ctrl-C landing inside
+    it, between its lock's acquire and its try, leaves the lock held and the wait() after the kill hangs for ever."""
     try:
-        proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-    except subprocess.TimeoutExpired:
-        return False
-    return True
+        return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:  # reaped already
+        return True
 
 
 def kill_tree(pid: int, marker: str) -> list[int]:

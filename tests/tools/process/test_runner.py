@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -12,6 +15,8 @@ import psutil
 from tests.tools.code_runs import alive, dispatch, run
 from tools.code_run import tail_lines
 from tools.process.output_log import LOG_HEAD_CHARS, LOG_TAIL_CHARS
+
+ROOT = Path(__file__).resolve().parents[3]
 
 # --- time and process trees --------------------------------------------------------------------
 
@@ -54,6 +59,40 @@ def test_ctrl_c_kills_the_tree_and_says_so(make_ctx, workspace):
     pids = [int(p) for p in (workspace / "pids").read_text().split()]
     assert not [p for p in pids if alive(p)]
     assert result.details["killed"] == "interrupted" and "interrupted by the user" in result.content
+
+
+# Ctrl-C landing inside Popen.poll, between its lock's acquire and its try (where a loaded CI machine once caught it):
+# the lock stayed held and the wait() after the kill hung for ever. A profile hook puts the KeyboardInterrupt exactly
+# there, once; a SIGINT after 1 s stands in for it if the runner never enters that window.
+IN_POLL = """
+import signal, subprocess, sys, threading
+from pathlib import Path
+from tools.process.runner import OutputCapture, run
+
+def hook(frame, event, arg):
+    code = frame.f_code
+    if (event == "c_return" and getattr(arg, "__name__", "") == "acquire" and code.co_filename == subprocess.__file__
+            and code.co_name in ("_internal_poll", "_wait") and "sleep 60" in str(frame.f_locals["self"].args)
+            and frame.f_locals["self"]._waitpid_lock.locked()
+            and (code.co_name == "_internal_poll" or frame.f_locals.get("timeout") is not None)):
+        sys.setprofile(None)
+        print("inside", code.co_name, flush=True)
+        raise KeyboardInterrupt
+
+threading.Timer(1.0, lambda: signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)).start()
+sys.setprofile(hook)
+outcome = run(["bash", "-c", "echo $$ > pid; exec sleep 60"], cwd=Path.cwd(), env={"PATH": "/usr/bin:/bin"},
+              timeout=30, capture=OutputCapture(Path("out.log"), 1000))
+sys.setprofile(None)
+print("killed", outcome.killed, outcome.exit_code, flush=True)
+"""
+
+
+def test_ctrl_c_inside_popen_poll_still_kills_and_returns(workspace):
+    done = subprocess.run([sys.executable, "-c", IN_POLL], check=False, cwd=workspace, capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert "killed interrupted -9" in done.stdout, done.stdout + done.stderr
+    assert not alive(int((workspace / "pid").read_text()))
 
 
 def test_background_process_with_redirected_output_returns_at_once(make_ctx, workspace):
