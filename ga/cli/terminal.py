@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import sys
 import threading
 import time
@@ -30,6 +31,9 @@ from ga.protocols import ToolCall, Usage
 from ga.tooling import screen
 from ga.tooling.redact import redact
 from ga.tooling.spec import ToolResult
+
+_MARKUP = re.compile(r"[*_`#>|<\[\]\\&~]|^[ \t]*(?:[-+]\s|\d{1,9}[.)]\s|={2,}[ \t]*$|-{2,}[ \t]*$)|^(?: {4}|\t)", re.M)
+"""What makes an answer Markdown; one with none of it is written as it is (rendering plain text only rewraps it)."""
 
 log = logging.getLogger(__name__)
 
@@ -252,9 +256,11 @@ class Terminal:
             self.close()
             try:
                 if self.out.isatty() and not self.raw:
-                    from rich.markdown import Markdown  # markdown-it and pygments: only for an answer on a terminal
+                    text = screen.clean(text)
+                if self.out.isatty() and not self.raw and _MARKUP.search(text):
+                    from rich.markdown import Markdown  # markdown-it and pygments: only for Markdown on a terminal
 
-                    Console(file=self.out, highlight=False, emoji=False).print(Markdown(screen.clean(text)))
+                    Console(file=self.out, highlight=False, emoji=False).print(Markdown(text))
                 else:
                     self.out.write(text + ("\n" if not text.endswith("\n") else ""))
                     self.out.flush()

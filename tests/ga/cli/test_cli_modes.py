@@ -12,8 +12,8 @@ import pytest
 from ga.testing.script import ScriptedServer, tool_call
 from tests.ga.cli.test_cli import RUN_PY, ga, ga_env
 from tests.tty import run_on_tty
-from tools.code_run import PLAN_NOTE
 from tools.guard import sandbox
+from tools.process.execute import PLAN_NOTE
 
 PROMPT = "[a]pprove / [r]eject / [e]dit > "
 

@@ -60,6 +60,16 @@ def test_the_final_answer_is_shown_once(home, workspace):
     assert "Looking." in piped.stderr
 
 
+def test_a_plain_answer_is_written_as_it_is_and_a_markdown_one_rendered(home, workspace):
+    steps = [{"content": "First line\nsecond line, kept apart"}, {"content": "It is **bold** and `code`:\n\n- one"}]
+    with ScriptedServer(steps) as server:
+        plain = tty(["say it plainly"], server, home, workspace)
+        rendered = tty(["say it in Markdown"], server, home, workspace)
+    assert plain.returncode == rendered.returncode == 0
+    assert "First line\nsecond line, kept apart" in plain.text  # Markdown would have joined the two lines
+    assert "It is bold and code:" in rendered.text and "**" not in rendered.text and "• one" in rendered.text
+
+
 def test_what_the_model_and_tools_say_cannot_drive_the_terminal(home, workspace):
     hostile = ("Title\x1b]0;PWNED\x07 clip\x1b]52;c;cm0gLXJmIH4=\x07 clear\x1b[2J\x1b[H hidden\x1b[8m secret\x1b[0m "
                "[bold red]markup[/] :smile: bidi\u202eevil")

@@ -45,6 +45,9 @@ def test_a_task_without_tool_calls_leaves_the_heavy_optional_modules_alone(tmp_p
     assert "ga.model.client" in modules and "tools.file_read" in modules  # the run itself did happen
     assert not {m for m in modules if m.split(".")[0] in ("jsonschema", "numpy", "scipy", "bm25s", "bracex")
                 or m.startswith(("ga.local", "tree_sitter")) or m in ("rich.markdown", "markdown_it")}
+    # code_run's machinery (the policy, the sandbox's wrapping, the runner) and the SDK's typed model list neither
+    assert not {m for m in modules if m in ("tools.process.execute", "tools.process.runner", "tools.guard.approval",
+                                            "openai.resources.models")}
 
 
 def test_help_imports_no_module_of_a_run(tmp_path, workspace):

@@ -8,8 +8,8 @@ import subprocess
 import pytest
 
 from tests.tools.code_runs import dispatch
-from tools.code_run import PLAN_NOTE
 from tools.guard import sandbox
+from tools.process.execute import PLAN_NOTE
 
 needs_bwrap = pytest.mark.skipif(bool(sandbox.problem()), reason="bubblewrap missing or not permitted here")
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import psutil
 
 from tests.tools.code_runs import alive, dispatch, run
-from tools.code_run import tail_lines
+from tools.process.execute import tail_lines
 from tools.process.output_log import LOG_HEAD_CHARS, LOG_TAIL_CHARS
 
 ROOT = Path(__file__).resolve().parents[3]

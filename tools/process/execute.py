@@ -1,0 +1,228 @@
+"""code_run's execution: the script as a command, the command policy's environment, the sandbox, the runner, and
+the result the model reads (its tail within the budget, the exit code, the hints). Imported when code first runs:
+a run that never runs code never pays for the policy, the sandbox or psutil."""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from ga.tooling.spec import ToolContext, ToolResult
+from tools.guard import escape, git_meta, home_files, sandbox, sandbox_ports
+from tools.guard.approval import script_cwd
+from tools.process import DEFAULT_TIMEOUT, MAX_TIMEOUT, check_env, environment, hints, lifetime, runner
+
+TAIL_CHARS = 50_000
+TAIL_LINES = 2_000
+INLINE_LIMIT = 100_000
+"""Bash scripts up to this size run as `bash -c SCRIPT` (one argument may hold 128 KiB)."""
+SCRIPT_NAME = "<script>"
+"""How a traceback names the temporary file a script ran from."""
+PLAN_NOTE = "[plan mode: ran in the sandbox with the workspace read-only and no network; nothing was changed]"
+RESERVED_CHARS = 600
+"""Room kept in the budget for the status line and the truncation header."""
+
+
+def run(args: dict, ctx: ToolContext) -> ToolResult:
+    kind = args.get("type", "python")
+    timeout = min(int(args.get("timeout", DEFAULT_TIMEOUT)), MAX_TIMEOUT)
+    if ctx.deadline is not None:  # the run's --max-time ends the program too, not just the next turn
+        timeout = max(1, min(timeout, math.ceil(ctx.deadline - time.monotonic())))
+    cwd = script_cwd(args, ctx)
+    processes = ctx.resources.setdefault("processes", lifetime.for_run(ctx.run_dir.name))
+    marker = processes.marker()
+    env = environment.child_env(dict(os.environ), **{lifetime.MARKER: marker})
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(cwd), env.get("PYTHONPATH", "")]))
+    log_path = ctx.run_dir / "outputs" / f"{ctx.call_id or marker.rpartition('/')[2]}.log"
+    with _script_command(args["script"], kind) as (command, files), check_env.watched(ctx.check, env, cwd) as check:
+        result = _execute(command, [*files, *check.shown], args, ctx, cwd=cwd, env=check.env, timeout=timeout,
+                          log_path=log_path, writable=check.writable)
+        if ctx.check:
+            result.details["imported"] = check.imported()
+    for temporary in files:  # the same script failing the same way says the same thing, whatever its temp name
+        result.content = result.content.replace(str(temporary), SCRIPT_NAME)
+    return result
+
+
+def _execute(command: list[str], files: list[Path], args: dict, ctx: ToolContext, *, cwd: Path,
+             env: dict[str, str], timeout: int, log_path: Path, writable: list[Path]) -> ToolResult:
+    """Run the script's command: outside the sandbox, or in it (and outside too when the user lets it)."""
+    processes = ctx.resources["processes"]
+    capture = runner.OutputCapture(log_path, TAIL_CHARS, ctx.ui.live)
+    plan = ctx.settings.mode == "plan"  # the dispatcher let it through: the sandbox holds (see in_plan_mode)
+    if not ctx.settings.sandbox and not plan:
+        outcome = runner.run(processes.contain(command), cwd=cwd, env=env, timeout=timeout, capture=capture)
+        return _result(args, outcome, capture, ctx, timeout=timeout, network=True)
+    layout, outcome, disarmed, moved = _sandboxed(command, files, ctx, cwd=cwd, env=env, timeout=timeout,
+                                                  capture=capture, writable=writable)
+    result = _result(args, outcome, capture, ctx, timeout=timeout, network=layout.network)
+    if disarmed:
+        result.content += ("\nnote: git metadata this command wrote would have run code on the host at the "
+                           "user's next git command, so it was disabled: " + "; ".join(disarmed))
+        result.details["git_disabled"] = disarmed
+    if moved:
+        result.content += "\nnote: HOME's start-up files stay as they were: " + "; ".join(moved)
+        result.details["home_moved"] = moved
+    why = escape.blocked(capture.tail, layout) if result.is_error and not outcome.killed and not plan else ""
+    if not why or not _run_outside(args, ctx, why, result):
+        return result
+    capture = runner.OutputCapture(log_path, TAIL_CHARS, ctx.ui.live)
+    outcome = runner.run(processes.contain(command), cwd=cwd, env=env, timeout=timeout, capture=capture)
+    result = _result(args, outcome, capture, ctx, timeout=timeout, network=True, sandboxed=False)
+    result.content = f"[the sandbox stopped it ({why}); the user let it run outside the sandbox]\n{result.content}"
+    result.details["outside_sandbox"] = why
+    return result
+
+
+def _run_outside(args: dict, ctx: ToolContext, why: str, result: ToolResult) -> bool:
+    """The sandbox stopped the command: a human on a terminal may let this one command run outside it (as Codex's
+    escalation request); an unattended run says so in its result. True: run it again, outside."""
+    if ctx.interactive and not ctx.settings.autonomous:
+        scripts = escape.scripts_written(args["script"], script_cwd(args, ctx), [ctx.workspace,
+                                         *ctx.settings.allow_paths], escape.run_started(ctx.run_dir))
+        also = f"; it runs {len(scripts)} file(s) written during this run, shown below" if scripts else ""
+        answer, _ = ctx.ui.approve(f"code_run failed in the sandbox ({why}, going by the program's output{also}): "
+                                   "run this one command outside it?",
+                                   escape.shown_with_scripts(args["script"], scripts), args["script"])
+        if answer == "approve":
+            return True
+        result.content += f"\nnote: the sandbox stopped this command ({why}); the user chose not to run it outside."
+    else:
+        result.content += (f"\nnote: the sandbox stopped this command ({why}) and no human is at a terminal to let "
+                           "it run outside: do it another way, or tell the user it needs a run with --no-sandbox"
+                           + (" or GA_SANDBOX_NET=1." if "network" in why else "."))
+    result.details["sandbox_blocked"] = why
+    return False
+
+
+def _sandboxed(command: list[str], files: list[Path], ctx: ToolContext, *, cwd: Path, env: dict[str, str],
+               timeout: int, capture: runner.OutputCapture,
+               writable: list[Path]) -> tuple[sandbox.Layout, runner.Outcome, list[str], list[str]]:
+    """Run in the sandbox, git metadata of the workspace read-only; after it, what it wrote there is disarmed."""
+    processes = ctx.resources["processes"]
+    guard = ctx.resources.setdefault("git-guard", git_meta.GitGuard(home=Path.home()))
+    roots = [ctx.workspace, *ctx.settings.allow_paths]
+    kept = guard.read_only(roots)
+    home = home_files.HomeGuard(home=Path.home())
+    home.before(roots)
+    layout = sandbox.layout_for(ctx.workspace, ctx.settings.home, ctx.settings.allow_paths, kept=kept,
+                                read_only=ctx.settings.mode == "plan")
+    ports = () if layout.network or layout.read_only else sandbox_ports.ports_from()  # GA_SANDBOX_PORTS
+    with sandbox_ports.host_bridge(ports) as bridge:
+        argv = sandbox_ports.inside(command, bridge, ports) if bridge else command
+        shown = [*files, bridge] if bridge else files  # the bridge's sockets, after the private /tmp
+        boxed = processes.contain(sandbox.wrap(argv, layout=layout, cwd=cwd, read_only=shown, writable_files=writable),
+                                  layout.limits.procs)
+        try:
+            outcome = runner.run(boxed, cwd=cwd, env=env, timeout=timeout, capture=capture)
+        finally:  # a hook or config the command left in git's metadata never reaches the host's git
+            disarmed, moved = guard.disarm(roots, kept), home.after()
+    return layout, outcome, disarmed, moved
+
+
+@contextmanager
+def _script_command(script: str, kind: str) -> Iterator[tuple[list[str], list[Path]]]:
+    """The command that runs the script, and the temporary files it needs.
+
+    Python gets a temporary file, so tracebacks show its lines; bash gets the script inline
+    (`bash -c`; its errors still say `line N`) unless it is too long for one argument.
+    """
+    if kind == "bash" and len(script.encode()) < INLINE_LIMIT:
+        yield ["bash", "-c", script], []
+        return
+    fd, name = tempfile.mkstemp(prefix="ga-script-", suffix=".py" if kind == "python" else ".sh")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(script)
+        yield [sys.executable if kind == "python" else "bash", name], [Path(name)]
+    finally:
+        os.unlink(name)
+
+
+def _result(args: dict, outcome: runner.Outcome, capture: runner.OutputCapture, ctx: ToolContext, *,
+            timeout: int, network: bool, sandboxed: bool | None = None) -> ToolResult:
+    kind = args.get("type", "python")
+    plan = ctx.settings.mode == "plan"  # plan mode's sandbox: the workspace read-only, no network
+    sandboxed = (ctx.settings.sandbox or plan) if sandboxed is None else sandboxed
+    notes = hints.hints(capture.tail, outcome.exit_code if not outcome.killed else None,
+                        script=args["script"], kind=kind, sandbox=sandboxed, network=network,
+                        read_only=plan and sandboxed)
+    notes = _run_notes(outcome, capture, sandboxed, timeout) + notes
+    hint_text = "\n".join(notes)
+    budget = max(1_000, min(TAIL_CHARS, ctx.output_budget) - RESERVED_CHARS - len(hint_text))
+    tail, lines = tail_lines(capture.tail, whole=capture.tail_is_whole, max_chars=budget, max_lines=TAIL_LINES)
+    truncated = len(tail) < capture.chars
+    if truncated:
+        capture.save()
+    parts = [_status(outcome, timeout)]
+    if plan:
+        parts.append(PLAN_NOTE)
+    if truncated:
+        kept = f"; it keeps the head and the tail, {capture.dropped:,} chars between dropped" if capture.dropped else ""
+        parts.append(f"[output truncated: showing the last {lines:,} of {capture.total_lines:,} lines "
+                     f"({len(tail):,} of {capture.chars:,} chars); full output: {capture.log_path} — "
+                     f"read it with file_read{kept}]")
+    parts.append(tail.rstrip("\n") if capture.chars else "(no output)")
+    parts += notes
+    details = {"exit_code": outcome.exit_code, "elapsed": round(outcome.elapsed, 3), "killed": outcome.killed,
+               "lines": capture.total_lines, "chars": capture.chars, "sandbox": sandboxed,
+               "network": network if sandboxed else True, "survivors": outcome.survivors,
+               "read_only": plan and sandboxed}
+    if truncated:
+        details["full_output"] = str(capture.log_path)
+        details["log_dropped_chars"] = capture.dropped
+    failed = bool(outcome.killed) or outcome.exit_code != 0
+    return ToolResult(content="\n".join(parts), details=details, is_error=failed)
+
+
+def _status(outcome: runner.Outcome, timeout: int) -> str:
+    took = f"{outcome.elapsed:.2f} s"
+    if outcome.killed == "timeout":
+        return (f"[killed after {took}: the {timeout} s timeout was reached; the process and all its children "
+                f"were killed (exit code {outcome.exit_code})]")
+    if outcome.killed:
+        return (f"[interrupted by the user (Ctrl-C) after {took}; the process and all its children were killed "
+                f"(exit code {outcome.exit_code})]")
+    return f"[exit code {outcome.exit_code} · {took}]"
+
+
+def _run_notes(outcome: runner.Outcome, capture: runner.OutputCapture, sandboxed: bool, timeout: int) -> list[str]:
+    notes = []
+    if outcome.killed == "timeout":
+        notes.append(f"hint: if it needs longer, raise timeout (max {MAX_TIMEOUT}), or start it in the background "
+                     "with its output sent to a file (`nohup cmd > out.log 2>&1 &`) and check on it later.")
+    if outcome.survivors:
+        notes.append(f"warning: processes {outcome.survivors} survived the kill.")
+    if outcome.pipe_left_open:
+        notes.append("note: background processes started by the script are still running and hold its output; "
+                     "send their output to a file (`cmd > out.log 2>&1 &`) so code_run returns at once.")
+    if sandboxed and capture.tail_is_whole:
+        hint = escape.failure_hint(capture.tail)
+        if hint:
+            notes.append(f"hint: {hint}")
+    return notes
+
+
+def tail_lines(text: str, *, whole: bool, max_chars: int, max_lines: int) -> tuple[str, int]:
+    """The last complete lines of `text` within max_chars and max_lines, and how many lines that is.
+
+    `whole` says that `text` starts at the start of the output. A single line longer than max_chars
+    is the one thing cut: its end is kept.
+    """
+    start = max(0, len(text) - max_chars)
+    cut = text[start:]
+    first_complete = (start == 0 and whole) or (start > 0 and text[start - 1] == "\n")
+    if not first_complete and "\n" in cut[:-1]:
+        cut = cut[cut.index("\n") + 1:]
+    ends_open = not cut.endswith("\n")
+    lines = cut.split("\n")
+    if not ends_open:
+        lines.pop()
+    lines = lines[-max_lines:]
+    return "\n".join(lines) + ("" if ends_open else "\n"), len(lines)
