@@ -81,3 +81,10 @@ def test_clip_cuts_one_huge_line_at_a_character_boundary():
     head, tail = tokens.clip(text, 100)
     assert tail == "" and 0 < len(head) < 200 and text.startswith(head)
     assert tokens.estimate(head) <= 100
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=0x2FFF), max_size=300))
+def test_text_without_cjk_is_split_as_the_full_pattern_splits_it(text):
+    # the pattern without the CJK classes (cheap to compile) stands in for the full one below U+3000 only
+    assert tokens._NO_CJK.findall(text) == tokens._with_cjk().findall(text)
