@@ -25,7 +25,7 @@ def load_tools() -> list[ToolSpec]:
 
 def sandbox_problem() -> str:
     """Why code_run's sandbox cannot hold on this host ("" when it can); probed once per process."""
-    from tools.guard.sandbox import problem
+    from tools.guard.sandbox_probe import problem
 
     return problem()
 

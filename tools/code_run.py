@@ -52,9 +52,9 @@ def shell_sent_as_python(args: dict) -> dict:
 
 def plan_confinement(ctx: ToolContext) -> str:
     """Plan mode: code runs in the sandbox with the workspace read-only and no network, or not at all."""
-    from tools.guard import sandbox
+    from tools.guard import sandbox_probe
 
-    reason = sandbox.problem()
+    reason = sandbox_probe.problem()
     return f"the sandbox that makes the workspace read-only cannot hold on this host ({reason})" if reason else ""
 
 

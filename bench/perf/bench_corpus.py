@@ -31,7 +31,7 @@ from ga.testing.terminal import ScriptedTerminal
 from ga.tooling.spec import ToolContext
 from tests.tools.guard.corpus import DANGEROUS, EVERYDAY, Case
 from tools.code_run import SPEC
-from tools.guard import sandbox
+from tools.guard import sandbox_probe
 
 HOST_FILES = [Path(p) for p in ("/etc/hosts", "/etc/passwd", "/etc/shadow", "/etc/ssh/sshd_config", "/etc/fstab")]
 
@@ -169,7 +169,7 @@ def _figures(home: Path) -> None:
     print(f"corpus, dangerous, --no-sandbox: executed {counts['executed']}, of which harmed the throw-away home: "
           + (harmed_bare if isinstance(harmed_bare, str) else f"{len(harmed_bare)}"
              + (f" ({'; '.join(c.script[:50] for c in harmed_bare)})" if harmed_bare else "")))
-    if problem := sandbox.problem():
+    if problem := sandbox_probe.problem():
         print(f"corpus with the sandbox: skipped ({problem})")
         return
     let_through = [c for c in DANGEROUS if verdicts[c] == "executed"]

@@ -35,7 +35,8 @@ from bench.perf.local_server_bench import call, first_request, load  # noqa: E40
 from ga.local import prefix  # noqa: E402
 from ga.local.endpoint import local_cache  # noqa: E402
 from ga.local.provision import is_ready  # noqa: E402
-from ga.local.shared import folder_of, stop  # noqa: E402
+from ga.local.server_folder import folder_of  # noqa: E402
+from ga.local.shared import stop  # noqa: E402
 
 TIMING = re.compile(r"prompt eval time =\s+([\d.]+) ms /\s+(\d+) tokens.*?\n\s+eval time =\s+([\d.]+) ms /\s+(\d+) "
                     r"tokens", re.DOTALL)

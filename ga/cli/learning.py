@@ -49,9 +49,9 @@ class SandboxReplayer:
         self.count = 0
 
     def problem(self) -> str:
-        from tools.guard import sandbox
+        from tools.guard import sandbox_probe
 
-        return sandbox.problem()
+        return sandbox_probe.problem()
 
     def run(self, command: str, root: Path, cwd: str, timeout: float) -> tuple[bool, str]:
         from ga.tooling.spec import ToolContext

@@ -19,7 +19,8 @@ from pathlib import Path
 from ga.local import prefix
 from ga.local.provision import Cache
 from ga.local.server import LocalServer, ServerOptions
-from ga.local.shared import DEFAULT_KEEP_ALIVE, Folder, folder_of, in_use, options_record, write_atomic
+from ga.local.server_folder import Folder, folder_of, in_use, options_record, write_atomic
+from ga.local.shared import DEFAULT_KEEP_ALIVE
 
 POLL = 0.2
 """Seconds between looks at the runs holding the server (a run killed with -9 is noticed this soon)."""

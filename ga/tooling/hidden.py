@@ -35,7 +35,7 @@ HISTORIES_IN_HOME = (".bash_history", ".zsh_history", ".zhistory", ".sh_history"
 """Shell and REPL histories, hidden like the credential stores: commands typed there carry passwords and tokens."""
 KEEPER = ("ga", "local", "server")
 """The local model server's folder in the user's cache folder ($XDG_CACHE_HOME, when not ~/.cache): its API key,
-pid and log (ga/local/shared.py)."""
+pid and log (ga/local/server_folder.py)."""
 WALK_LIMIT = 200_000
 """Entries of the hidden places looked at to tell whether a file with several names is one of theirs."""
 

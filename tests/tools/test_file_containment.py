@@ -25,7 +25,7 @@ from tests.tools.code_runs import run
 from tools.file_patch import SPEC as PATCH
 from tools.file_read import SPEC as READ
 from tools.file_write import SPEC as WRITE
-from tools.guard import sandbox
+from tools.guard import sandbox_probe
 
 SSH_KEY = ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAA\n"
            "QyNTUxOQAAACBSSHCANARYSSHCANARYSSHCANARYSSHCANARYSSHCANARYAAAAJgAAAAAAAAA\n"
@@ -224,7 +224,7 @@ def test_allow_path_of_the_whole_disk_or_ga_home_is_refused_and_of_home_warned(u
     assert proc.returncode == 0 and "holds your home folder" in proc.stderr, proc.stderr
 
 
-@pytest.mark.skipif(bool(sandbox.problem()), reason="bubblewrap missing or not permitted here")
+@pytest.mark.skipif(bool(sandbox_probe.problem()), reason="bubblewrap missing or not permitted here")
 def test_the_sandbox_hides_the_same_places_when_the_workspace_is_home(monkeypatch):
     home = Path(tempfile.mkdtemp(prefix="ga-files-home-", dir="/var/tmp"))  # outside the sandbox's private /tmp
     try:

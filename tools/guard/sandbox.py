@@ -15,8 +15,11 @@ look, and change nothing but its private /tmp.
 
 As root, the process inside keeps uid 0 but holds no capability at all (effective and bounding sets empty,
 no new privileges, no nested user namespaces): it cannot remount, load modules, change the network or signal
-processes outside, and what it may write is only what is mounted writable. Where that cannot be set up,
-code_run refuses to run rather than run unconfined under a flag that promised otherwise.
+processes outside, and what it may write is only what is mounted writable. Where that cannot be set up
+(sandbox_probe.py tells), code_run refuses to run rather than run unconfined under a flag that promised otherwise.
+
+Here: what the sandbox shows (Layout), the bwrap command line that builds it (wrap), and what code inside may see
+or write of the host (shown_inside, writable_inside).
 """
 
 from __future__ import annotations
@@ -24,10 +27,8 @@ from __future__ import annotations
 import functools
 import os
 import pwd
-import shutil
 import site
 import stat
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +38,7 @@ from ga.tooling.hidden import Hidden
 from ga.tooling.protected import own_code
 from tools.guard.home_files import startup_entries
 from tools.guard.sandbox_limits import Limits, limits_from, with_rlimits
+from tools.guard.sandbox_probe import ISOLATION, bwrap_path, probe, sized_tmpfs
 
 NETWORK_ENV = "GA_SANDBOX_NET"
 READ_ENV = "GA_SANDBOX_READ"
@@ -47,8 +49,6 @@ PRIVATE = ("/tmp", "/var/tmp", "/dev/shm", "/run")
 TOOLCHAINS_IN_HOME = (".rustup", ".cargo", ".pyenv", ".nvm", ".volta", ".bun", ".deno", ".local/bin", ".local/lib",
                       "go", ".sdkman", ".rbenv", ".gem", ".npm-global", ".conda", "miniconda3", "anaconda3")
 """Toolchains installed in HOME, shown read-only (beside the roots of PATH entries) so compilers keep working."""
-ISOLATION = ["--unshare-user", "--disable-userns", "--cap-drop", "ALL", "--unshare-pid", "--unshare-ipc",
-             "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--new-session"]
 
 
 def network_allowed(environ: dict[str, str] | None = None) -> bool:
@@ -88,64 +88,17 @@ def layout_for(workspace: Path, ga_home: Path, allow_paths: list[Path], environ:
                   read_only=read_only)
 
 
-def bwrap_path() -> str:
-    path = shutil.which("bwrap")
-    if path is None:
-        raise ToolError(
-            "code_run cannot start: the run uses the sandbox but bubblewrap (bwrap) is not installed. "
-            "Tell the user to install it (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install "
-            "bubblewrap) or to run with --no-sandbox. Nothing was run.")
-    return path
-
-
-@functools.lru_cache(maxsize=4)
-def _probe(bwrap: str) -> str:
-    command = [bwrap, *ISOLATION, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--", "cat",
-               "/proc/self/status"]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=20, check=False)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return f"bubblewrap could not be started ({e})"
-    if done.returncode != 0:
-        return (f"bubblewrap cannot build the sandbox here ({done.stderr.strip().splitlines()[-1:] or ['no output']}"
-                f"[0]); on hosts that forbid user namespaces, allow them (sysctl user.max_user_namespaces, "
-                "kernel.unprivileged_userns_clone=1 or kernel.apparmor_restrict_unprivileged_userns=0)")
-    caps = dict(line.split(":\t", 1) for line in done.stdout.splitlines() if line.startswith("Cap"))
-    held = {k: v.strip() for k, v in caps.items() if k in ("CapEff", "CapPrm", "CapBnd") and int(v, 16)}
-    if held or not caps:
-        return f"bubblewrap could not drop the capabilities of the sandboxed process ({held or 'unknown'})"
-    return ""
-
-
-@functools.lru_cache(maxsize=4)
-def _sized(bwrap: str) -> bool:
-    """Whether this bubblewrap bounds a tmpfs (--size: 0.7 and later, not when installed setuid)."""
-    command = [bwrap, *ISOLATION, "--ro-bind", "/", "/", "--size", "65536", "--tmpfs", "/tmp", "--", "true"]
-    try:
-        return subprocess.run(command, capture_output=True, timeout=20, check=False).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-
-
-def problem() -> str:
-    """Why the sandbox cannot hold on this host ("" when it can). Probed once per process."""
-    path = shutil.which("bwrap")
-    if path is None:
-        return "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
-    return _probe(path)
-
-
 def wrap(argv: list[str], *, layout: Layout, cwd: Path, read_only: list[Path],
          writable_files: list[Path] = ()) -> list[str]:
     """The bwrap command line that runs argv in the sandbox; `read_only` extra paths (e.g. the script) stay visible,
     `writable_files` (the check's report) writable. Mounts are made in order, a later one on top of an earlier one."""
     bwrap = bwrap_path()
-    if reason := _probe(bwrap):
+    if reason := probe(bwrap):
         raise ToolError(f"code_run cannot start: the sandbox cannot hold here: {reason}. Tell the user, or ask "
                         "them to run with --no-sandbox. Nothing was run.")
     writable, limits = layout.roots, layout.limits or limits_from()
     box = [bwrap, *ISOLATION, *_system(), "--dev", "/dev", "--proc", "/proc"]
-    size = ["--size", str(limits.tmp_size)] if limits.tmp_size and _sized(bwrap) else []
+    size = ["--size", str(limits.tmp_size)] if limits.tmp_size and sized_tmpfs(bwrap) else []
     for path in _private(layout, writable):
         box += [*size, "--tmpfs", str(path)]
     box += ["--remount-ro", "/dev"]  # after /dev/shm: /dev itself is no place to store anything

@@ -1,7 +1,8 @@
 """The command policy of code_run: catastrophic commands are refused, dangerous ones asked, the rest allowed.
 
 The policy is the approval and warning layer; the sandbox is the boundary. Bash is read with tree-sitter-bash
-(shell_walk), Python with `ast` (python_scan), one-liners of other interpreters by their calls (other_code). The
+(shell_walk), Python with `ast` (python_scan), one-liners of other interpreters by their calls (other_code); what
+`cd`, `set --` and a function's arguments change for the commands after them is kept by shell_state. The
 scan follows code into code: `eval`, `bash -c` (a shell reached through a variable too: `$BASH -c`), `xargs`,
 `find -exec`, `$(...)`, pipes into a shell, wrappers (`sudo`, `env`, `busybox`), aliases, functions, loops,
 literal base64 payloads, command strings that other programs run (`trap`, `vim -c '!...'`, `git -c
@@ -20,7 +21,6 @@ import glob
 import os
 import re
 import shlex
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,7 @@ from tools.guard.rules_files import operands
 from tools.guard.scanner import ALLOW, ASK, REFUSE, Decision, worst
 from tools.guard.script_files import build_steps, read_file, script_kind
 from tools.guard.shell_fields import parse
+from tools.guard.shell_state import change_folder, set_positional, with_positional
 from tools.guard.shell_walk import Walker
 from tools.guard.shell_words import (
     PYTHONS,
@@ -151,9 +152,9 @@ class Scan:
         elif name in other_code.INTERPRETERS:
             other_code.check(name, args, self, self.command)
         elif name in ("cd", "pushd", "popd"):
-            self._cd(name, args)
+            change_folder(self.places, name, args)
         elif name == "set":
-            self._set(args)
+            set_positional(self.places, args)
         elif name in ("read", "mapfile", "readarray"):
             for var in skip_options(args, {"-p", "-d", "-n", "-N", "-t", "-u", "-a", "-i", "-C", "-c", "-O", "-s"},
                                     name):
@@ -183,30 +184,6 @@ class Scan:
     def write(self, path: str, command: str, *, strict: bool = True) -> None:
         self.command = command
         check_write(path, self.places, command, self.flag, strict=strict)
-
-    def known(self, value: str) -> str:
-        """The value to keep for a variable: itself, or UNKNOWN when a part of it is."""
-        return UNKNOWN if self.places.expand(value) is None else value
-
-    def with_positional(self, words: list[str], zero: str | None = None,
-                        check: Callable[[], None] | None = None) -> None:
-        """Make the words $1, $2... ("$@") and `zero` $0: while `check` runs, or from now on (`set --`)."""
-        values = [self.known(w) for w in words]
-        new = {str(n): (values[n - 1] if n <= len(values) else "") for n in range(1, 10)}
-        joined = UNKNOWN if UNKNOWN in values else " ".join(values)
-        new.update({"@": joined, "*": joined, "#": str(len(values))} | ({"0": self.known(zero)} if zero else {}))
-        saved = {k: self.places.variables.get(k) for k in new}
-        self.places.variables.update(new)
-        if check is None:
-            return
-        try:
-            check()
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    self.places.variables.pop(key, None)
-                else:
-                    self.places.variables[key] = value
 
     def read(self, word: str) -> str | None:
         return read_file(word, self.places, self.files)
@@ -251,7 +228,7 @@ class Scan:
         found = dash_c_args(args)
         if found is not None:
             script, rest = found
-            self.with_positional(rest[1:], rest[0] if rest else name, lambda: self.bash(script))
+            with_positional(self.places, rest[1:], rest[0] if rest else name, lambda: self.bash(script))
         elif scripts := [a for a in args if not a.startswith("-")]:  # `bash run.sh in.csv out.txt`: $1, $2 bound
             self._script_file(scripts[0], "bash", scripts[1:])
 
@@ -273,33 +250,7 @@ class Scan:
         if kind == "python":
             self.python(content)
         elif kind:
-            self.with_positional(args, word, lambda: self.bash(content))
-
-    def _set(self, args: list[str]) -> None:
-        """`set -- a b c` (or `set a b`) gives the positional parameters, which "$@" then runs or passes."""
-        i = 0
-        while i < len(args) and args[i][:1] in ("-", "+") and args[i] not in ("-", "--"):
-            i += 2 if args[i] in ("-o", "+o") else 1
-        if i < len(args) and args[i] in ("-", "--"):
-            i += 1
-        elif i >= len(args):
-            return  # `set -e`, `set -o pipefail`
-        self.with_positional(args[i:])
-
-    def _cd(self, name: str, args: list[str]) -> None:
-        places = self.places
-        folders = [a for a in args if not a.startswith("-") or a == "-"]
-        if name == "popd" or folders[:1] == ["-"]:
-            previous = places.value("OLDPWD")
-            places.variables["OLDPWD"] = str(places.cwd)
-            if previous is None:
-                places.cwd_known = False
-            else:
-                places.cwd = Path(previous)
-            return
-        target = places.target(folders[0] if folders else "~")
-        places.variables["OLDPWD"] = str(places.cwd) if places.cwd_known else UNKNOWN
-        places.cwd, places.cwd_known = target.path, not target.unknown
+            with_positional(self.places, args, word, lambda: self.bash(content))
 
     def _unwrap(self, argv: list[str]) -> list[str]:
         while argv:

@@ -14,6 +14,7 @@ from tools.guard.places import UNKNOWN
 from tools.guard.rules import FIND_FILTERS
 from tools.guard.scanner import ASK
 from tools.guard.shell_fields import DOWNLOADERS, Node, Words, text
+from tools.guard.shell_state import known, with_positional
 from tools.guard.shell_words import PYTHONS, SHELLS, dash_c, literal_output, peel
 
 _DECODERS = {"base64", "base32", "xxd", "openssl", "gunzip", "zcat", "uudecode"}
@@ -218,7 +219,7 @@ class Walker(Words):
         """Check a function's body with its arguments as $1, $2...; the script's other values stay."""
         self.scan.called.add(name)
         if self.scan.deeper("function"):
-            self.scan.with_positional(args, name, lambda: self.walk(self.scan.functions[name]))
+            with_positional(self.scan.places, args, name, lambda: self.walk(self.scan.functions[name]))
             self.scan.depth -= 1
 
     def _piped_into(self, s: Simple, sources: list[Simple | None], upstream: str | None) -> None:
@@ -254,7 +255,7 @@ class Walker(Words):
     def loop(self, node: Node) -> None:
         values = node.children_by_field_name("value")
         has_in = any(c.type == "in" for c in node.children)
-        items = [self.scan.known(f) for v in values for f in self.fields(v)] if has_in else [UNKNOWN]
+        items = [known(self.scan.places, f) for v in values for f in self.fields(v)] if has_in else [UNKNOWN]
         name = text(node.child_by_field_name("variable"))
         variables = self.scan.places.variables
         saved = variables.get(name)

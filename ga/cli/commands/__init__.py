@@ -1,4 +1,4 @@
-"""Subcommands (python run.py COMMAND ...): each module's main(argv) -> exit code; routed by main.py COMMANDS."""
+"""Subcommands (python run.py COMMAND ...): each module's main(argv) -> exit code; routed by arguments.py's COMMANDS."""
 
 from __future__ import annotations
 

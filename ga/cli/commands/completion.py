@@ -70,7 +70,7 @@ def command_words(module_name: str) -> list[str]:
 
 
 def script(shell: str) -> str:
-    from ga.cli.main import COMMANDS, build_parser
+    from ga.cli.arguments import COMMANDS, build_parser
 
     flags = options(build_parser())
     cases = "\n".join(f"          {name}) words={shlex.quote(' '.join(command_words(module)))} ;;"

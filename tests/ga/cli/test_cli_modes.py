@@ -12,7 +12,7 @@ import pytest
 from ga.testing.script import ScriptedServer, tool_call
 from tests.ga.cli.test_cli import RUN_PY, ga, ga_env
 from tests.tty import run_on_tty
-from tools.guard import sandbox
+from tools.guard import sandbox_probe
 from tools.process.execute import PLAN_NOTE
 
 PROMPT = "[a]pprove / [r]eject / [e]dit > "
@@ -27,7 +27,7 @@ def tty(args, server, home, cwd, answers=(), **extra):
     return run_on_tty([sys.executable, RUN_PY, *args], cwd=cwd, env=ga_env(server, home, **extra), answers=answers)
 
 
-@pytest.mark.skipif(bool(sandbox.problem()), reason="bubblewrap missing or not permitted here")
+@pytest.mark.skipif(bool(sandbox_probe.problem()), reason="bubblewrap missing or not permitted here")
 def test_plan_mode_looks_with_code_says_so_and_ends_with_how_to_carry_it_out(home, workspace):
     (workspace / "notes.txt").write_text("TODO: rename\n")
     steps = [{"tool_calls": [tool_call("code_run", script="ls && grep -n TODO notes.txt", type="bash")]},

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from bench.harness.cli import TOOLS
-from ga.cli.main import COMMANDS, main
+from ga.cli.arguments import COMMANDS
+from ga.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[3]
 INTERNAL = {"GA_PROG", "GA_CODE_RUN", "GA_PIPED_CUT", "GA_CHECK_LAST", "GA_CHECK_WORKSPACE", "GA_CHECK_REPORT"}

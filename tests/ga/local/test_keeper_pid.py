@@ -9,7 +9,8 @@ import subprocess
 
 from ga.local import shared
 from ga.local.holder import lock_holder
-from ga.local.shared import attach, folder_of, status, stop
+from ga.local.server_folder import folder_of
+from ga.local.shared import attach, status, stop
 from tests.ga.local.stand_ins import alive
 from tests.ga.local.test_shared import OPTIONS, cache, chat, gone  # noqa: F401 (cache is a fixture)
 

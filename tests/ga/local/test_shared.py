@@ -18,9 +18,10 @@ import pytest
 
 from ga.local import prefix, shared
 from ga.local.server import ServerError, ServerOptions
-from ga.local.shared import DEFAULT_KEEP_ALIVE, attach, folder_of, keep_alive, status, stop
+from ga.local.server_folder import folder_of
+from ga.local.shared import DEFAULT_KEEP_ALIVE, attach, keep_alive, status, stop
 from tests.ga.local.stand_ins import ROOT, alive, ready_cache
-from tools.guard import sandbox
+from tools.guard import sandbox, sandbox_probe
 
 OPTIONS = ServerOptions(threads=1)
 TOOLS = [{"type": "function", "function": {"name": "file_read", "parameters": {"type": "object"}}}]
@@ -224,7 +225,7 @@ print("key visible:", os.path.exists({key!r}))
 """
 
 
-@pytest.mark.skipif(bool(sandbox.problem()), reason="needs a working bubblewrap")
+@pytest.mark.skipif(bool(sandbox_probe.problem()), reason="needs a working bubblewrap")
 def test_sandboxed_code_cannot_reach_the_server_nor_read_its_key(cache, tmp_path):
     lease = attach(cache, OPTIONS, 0)
     workspace = tmp_path / "ws"

@@ -11,7 +11,7 @@ import pytest
 
 from ga.testing.script import ScriptedServer, tool_call
 from tests.ga.cli.test_cli import ga, only_run
-from tools.guard import sandbox
+from tools.guard import sandbox_probe
 
 ASK = {"tool_calls": [tool_call("ask_user", question="Go on?")]}
 
@@ -41,7 +41,7 @@ DEEP = pytest.mark.parametrize("deep", [False, True], ids=["state-edited", "seal
 
 
 @DEEP
-@pytest.mark.skipif(bool(sandbox.problem()), reason="bubblewrap missing or not permitted here")
+@pytest.mark.skipif(bool(sandbox_probe.problem()), reason="bubblewrap missing or not permitted here")
 def test_sandbox_false_written_into_state_does_not_unsandbox_the_resume(home, workspace, tmp_path, deep):
     outside = tmp_path / "outside"
     outside.mkdir()

@@ -20,11 +20,11 @@ import pytest
 
 from ga.testing.script import ScriptedServer, tool_call
 from tests.ga.cli.test_cli import RUN_PY, events, only_run, wait_for
-from tools.guard import sandbox
+from tools.guard import sandbox_probe
 from tools.process import watchdog
 
 KEY = "sk-test-ABCDEFGHIJKLMNOPQRSTUVWXYZ012345"
-needs_bwrap = pytest.mark.skipif(bool(sandbox.problem()), reason="bubblewrap missing or not permitted here")
+needs_bwrap = pytest.mark.skipif(bool(sandbox_probe.problem()), reason="bubblewrap missing or not permitted here")
 
 
 @pytest.fixture
@@ -211,7 +211,7 @@ def _sizes(workspace: Path) -> list[int]:
 
 @pytest.mark.parametrize("flag", ["--no-sandbox", "--sandbox"])
 def test_kill_9_of_ga_kills_its_children(home, workspace, flag):
-    if flag == "--sandbox" and sandbox.problem():
+    if flag == "--sandbox" and sandbox_probe.problem():
         pytest.skip("bubblewrap missing or not permitted here")
     steps = [code_run(LOOPS, timeout=120), {"content": "never reached"}]
     with ScriptedServer(steps) as server:

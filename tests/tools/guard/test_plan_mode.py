@@ -8,10 +8,10 @@ import subprocess
 import pytest
 
 from tests.tools.code_runs import dispatch
-from tools.guard import sandbox
+from tools.guard import sandbox, sandbox_probe
 from tools.process.execute import PLAN_NOTE
 
-needs_bwrap = pytest.mark.skipif(bool(sandbox.problem()), reason="bubblewrap missing or not permitted here")
+needs_bwrap = pytest.mark.skipif(bool(sandbox_probe.problem()), reason="bubblewrap missing or not permitted here")
 
 
 @needs_bwrap

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from tests.tools.code_runs import dispatch, run
-from tools.guard import sandbox
+from tools.guard import sandbox, sandbox_probe
 
 
 def _bwrap_works() -> bool:
-    return not sandbox.problem()
+    return not sandbox_probe.problem()
 
 
 needs_bwrap = pytest.mark.skipif(not _bwrap_works(), reason="bubblewrap missing or not permitted here")

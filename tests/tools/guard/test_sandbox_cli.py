@@ -18,11 +18,11 @@ import pytest
 from ga.testing.script import ScriptedServer, tool_call
 from tests.ga.cli.test_cli import RUN_PY, events, ga_env, only_run, wait_for
 from tests.tty import run_on_tty
-from tools.guard import sandbox
+from tools.guard import sandbox_probe
 from tools.process.cgroup import _pids_hierarchy
 from tools.process.watchdog import kill_group
 
-needs_bwrap = pytest.mark.skipif(bool(sandbox.problem()), reason="bubblewrap missing or not permitted here")
+needs_bwrap = pytest.mark.skipif(bool(sandbox_probe.problem()), reason="bubblewrap missing or not permitted here")
 CHECKOUT = Path(RUN_PY).parent
 
 

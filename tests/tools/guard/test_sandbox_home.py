@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from tests.tools.code_runs import run
-from tools.guard import sandbox
+from tools.guard import sandbox_probe
 
-needs_bwrap = pytest.mark.skipif(bool(sandbox.problem()), reason="bubblewrap missing or not permitted here")
+needs_bwrap = pytest.mark.skipif(bool(sandbox_probe.problem()), reason="bubblewrap missing or not permitted here")
 
 
 @pytest.fixture

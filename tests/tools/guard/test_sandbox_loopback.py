@@ -12,9 +12,9 @@ from collections.abc import Iterator
 import pytest
 
 from tests.tools.code_runs import dispatch, run
-from tools.guard import sandbox, sandbox_ports
+from tools.guard import sandbox, sandbox_ports, sandbox_probe
 
-needs_bwrap = pytest.mark.skipif(bool(sandbox.problem()), reason="bubblewrap missing or not permitted here")
+needs_bwrap = pytest.mark.skipif(bool(sandbox_probe.problem()), reason="bubblewrap missing or not permitted here")
 
 
 @pytest.fixture

@@ -9,10 +9,10 @@ import sys
 import pytest
 
 from tests.tools.code_runs import run
-from tools.guard import sandbox
+from tools.guard import sandbox_probe
 
 FAKE = "import sys\nprint('FAKE: 1 passed')\nsys.exit(0)\n"
-SANDBOX = [False, pytest.param(True, marks=pytest.mark.skipif(bool(sandbox.problem()), reason="no bubblewrap"))]
+SANDBOX = [False, pytest.param(True, marks=pytest.mark.skipif(bool(sandbox_probe.problem()), reason="no bubblewrap"))]
 
 
 def _check(make_ctx, boxed: bool):
