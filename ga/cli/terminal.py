@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import re
 import sys
 import threading
 import time
@@ -26,14 +25,12 @@ from rich.text import Text
 from ga.cli.board import Board, Running, call_line
 from ga.cli.pipes import reader_gone
 from ga.cli.questions import approve_prompt, ask_prompt, preview
+from ga.cli.rendering import show_answer
 from ga.invocation import invocation
 from ga.protocols import ToolCall, Usage
 from ga.tooling import screen
 from ga.tooling.redact import redact
 from ga.tooling.spec import ToolResult
-
-_MARKUP = re.compile(r"[*_`#>|<\[\]\\&~]|^[ \t]*(?:[-+]\s|\d{1,9}[.)]\s|={2,}[ \t]*$|-{2,}[ \t]*$)|^(?: {4}|\t)", re.M)
-"""What makes an answer Markdown; one with none of it is written as it is (rendering plain text only rewraps it)."""
 
 log = logging.getLogger(__name__)
 
@@ -254,18 +251,7 @@ class Terminal:
             self.reply = ""  # the streamed preview of this very answer
             self._commit()
             self.close()
-            try:
-                if self.out.isatty() and not self.raw:
-                    text = screen.clean(text)
-                if self.out.isatty() and not self.raw and _MARKUP.search(text):
-                    from rich.markdown import Markdown  # markdown-it and pygments: only for Markdown on a terminal
-
-                    Console(file=self.out, highlight=False, emoji=False).print(Markdown(text))
-                else:
-                    self.out.write(text + ("\n" if not text.endswith("\n") else ""))
-                    self.out.flush()
-            except BrokenPipeError:  # `ga … | head -1`: the reader has what it wanted; the run is over anyway
-                reader_gone(self.out, say=True)
+            show_answer(self.out, text, raw=self.raw)
 
     def close(self) -> None:
         """Stop the live region; what was pending is printed."""
