@@ -103,10 +103,13 @@ def extract(*, task: str, events: list[dict], workspace: Path, run_dir: Path, an
     if not before.is_dir():
         return "no copy of the workspace from before the run was kept"
     outputs = snapshot.changes(before, workspace, ignore=programs(steps))
-    values = [] if outputs else answer_values(answer, task)
+    asks = task.rstrip().endswith(("?", "\uff1f"))  # a question's result is its answer, whatever files were touched
+    values = answer_values(answer, task) if asks or not outputs else []
+    if asks and not values:
+        return "the task asks a question and its answer states no value a script could print again"
     if not outputs and not values:
         return "the run changed no file and its answer holds no value to reproduce"
-    if outputs:
+    if outputs and not values:
         steps = [s for s in steps if not (s.kind == "bash" and not s.programs and READ_ONLY.fullmatch(s.code))]
     trial = _Trial(replayer, before, workspace, outputs=outputs, answer=values, staging=staging)
     steps = steps[-MAX_STEPS:]

@@ -147,10 +147,14 @@ def test_unverified_runs_and_typed_answers_teach_nothing(home, workspace):
         ([{"tool_calls": [tool_call("file_read", path="payments.csv")]},
           {"tool_calls": [tool_call("file_write", path="total.txt", content="35.75\n")]}, {"content": "Done."}],
          [], "typed, not computed"),
+        ([{"tool_calls": [tool_call("code_run", type="bash", script="sed -i 's/,/;/g' payments.csv")]},
+          {"content": "I need more information: which file do you mean?"}],  # a 1.5B model's "answer", seen
+         [], "asks a question and its answer states no value"),
     ]
     for steps, flags, why in cases:
         script = [*steps[:3], *[{"content": "Done."}] * 3] if flags else steps
-        proc, _ = run_ga(script, home, workspace, TASK, "-v", "--max-turns", "8", *flags)
+        task = "How many rows does payments.csv have?" if "question" in why else TASK
+        proc, _ = run_ga(script, home, workspace, task, "-v", "--max-turns", "8", *flags)
         assert why in proc.stderr, proc.stderr
         (workspace / "total.txt").unlink(missing_ok=True)
     assert learnt(home) == []
