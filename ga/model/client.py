@@ -26,6 +26,8 @@ PAGE_START = 16_384
 _BROKEN = (IncompleteReply, DeadlinePassed, json.JSONDecodeError, UnicodeDecodeError)
 """What a reply broken after it began raises (the SDK has returned by then: it retries nothing of it)."""
 
+LIST_TIMEOUT = 10.0
+"""Seconds GET /models and /props may take, one try: a start or a listing must not hang on a dead server."""
 _WINDOW_FIELDS = ("max_model_len", "context_length", "context_window", "max_context_length", "n_ctx")
 """Fields of a /models entry that some servers use for the context length."""
 
@@ -227,16 +229,23 @@ class OpenAIModel:
             )
         return message
 
-    def context_window(self) -> int | None:
-        """The model's context length as the server reports it (vLLM's max_model_len, OpenRouter's context_length,
-        llama.cpp's n_ctx from /props), or None when it does not say."""
-        once = self.client.with_options(timeout=10, max_retries=0)
-        try:  # as JSON: the SDK's typed model list costs a run's start-up ~40 ms of imports for two fields
-            listed = once.get("/models", cast_to=object)
-        except (openai.APIError, ValueError):
-            return None
+    def model_list(self) -> list[dict]:
+        """GET /models as JSON entries, one try (the SDK's typed list costs a start ~40 ms of imports for two
+        fields); ValueError when the answer is not a model list."""
+        listed = self.client.with_options(timeout=LIST_TIMEOUT, max_retries=0).get("/models", cast_to=object)
         data = listed.get("data") if isinstance(listed, dict) else None
-        listed = [m for m in data if isinstance(m, dict)] if isinstance(data, list) else []
+        if not isinstance(data, list):
+            raise ValueError("not a model list")
+        return [m for m in data if isinstance(m, dict)]
+
+    def context_window(self, listed: list[dict] | None = None) -> int | None:
+        """The model's context length as the server reports it (vLLM's max_model_len, OpenRouter's context_length,
+        llama.cpp's n_ctx from /props), or None when it does not say; `listed`: model_list() already read."""
+        if listed is None:
+            try:
+                listed = self.model_list()
+            except (openai.APIError, ValueError):
+                return None
         entry = next((m for m in listed if m.get("id") == self.settings.model), listed[0] if len(listed) == 1 else None)
         extra = entry or {}
         for name in _WINDOW_FIELDS:
@@ -245,6 +254,7 @@ class OpenAIModel:
         meta = extra.get("meta")
         if isinstance(meta, dict) and isinstance(meta.get("n_ctx_train"), int):  # llama.cpp: the server's own n_ctx
             try:
+                once = self.client.with_options(timeout=LIST_TIMEOUT, max_retries=0)
                 props = once.get(_root(self._base_url()) + "/props", cast_to=object)
                 return int(props["default_generation_settings"]["n_ctx"])
             except (openai.APIError, KeyError, TypeError, ValueError):
