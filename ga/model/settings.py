@@ -67,15 +67,16 @@ def _entries() -> dict[str, dict]:
 
 
 def settings_for(model: str, *, local: bool = False, force: str | None = None) -> ModelSettings:
-    """The settings of `model`: the forced entry (GA_MODEL_SETTINGS), else the first entry naming it, else none."""
+    """The settings of `model`: the forced entry (GA_MODEL_SETTINGS), else the first entry naming it, else none.
+    `force` may end in overrides, `NAME:field=value,...` (`small:failure_hint=false`): an ablation of one field."""
     entries = _entries()
     if force:
-        if force == "default":
-            return ModelSettings()
-        if force not in entries:
+        name, _, overrides = force.partition(":")
+        if name != "default" and name not in entries:
             raise ConfigError(f"{FORCE_ENV}={force!r}: no such entry in {ENTRIES.name} (entries: default, "
                               f"{', '.join(entries)})")
-        return _settings(force, entries[force])
+        found = _settings(name, entries[name]) if name != "default" else ModelSettings()
+        return dataclasses.replace(found, **_overrides(force, overrides)) if overrides else found
     lowered = model.lower()
     for name, entry in entries.items():
         if (local and entry.get("local")) or any(fnmatch.fnmatchcase(lowered, g) for g in entry.get("match", ())):
@@ -86,3 +87,20 @@ def settings_for(model: str, *, local: bool = False, force: str | None = None) -
 def _settings(name: str, entry: dict) -> ModelSettings:
     known = {f.name for f in dataclasses.fields(ModelSettings)} - {"name"}
     return ModelSettings(name=name, **{k: v for k, v in entry.items() if k in known})
+
+
+def _overrides(force: str, text: str) -> dict:
+    """`field=value,...` as typed values of ModelSettings' fields; a clear error for an unknown field or value."""
+    fields = {f.name: f.type for f in dataclasses.fields(ModelSettings)} | {"name": None}
+    found = {}
+    for item in text.split(","):
+        key, eq, value = (part.strip() for part in item.partition("="))
+        if not eq or key not in fields or key == "name":
+            raise ConfigError(f"{FORCE_ENV}={force!r}: {item.strip()!r} is not FIELD=VALUE with a field of "
+                              f"{ENTRIES.name} (fields: {', '.join(sorted(set(fields) - {'name'}))})")
+        try:
+            found[key] = tomllib.loads(f"v = {value.lower() if value.lower() in ('true', 'false') else value}")["v"]
+        except tomllib.TOMLDecodeError:
+            raise ConfigError(f"{FORCE_ENV}={force!r}: {value!r} is not a value for {key} (true, false or a "
+                              "number)") from None
+    return found

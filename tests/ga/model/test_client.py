@@ -493,3 +493,14 @@ def test_the_window_the_server_reports_is_found(serve):
         server.close()
     _, model, _ = serve([])
     assert model.context_window() is None  # the fake reports none by default
+
+
+def test_forced_model_settings_take_field_overrides_for_an_ablation():
+    from ga.errors import ConfigError
+
+    assert settings_for("x", force="small:failure_hint=false").failure_hint is False
+    assert settings_for("x", force="small:failure_hint=false").doubt_answers is True
+    assert settings_for("x", force="default:min_read_lines=5,doubt_answers=true").min_read_lines == 5
+    for bad in ("small:nope=1", "small:failure_hint", "small:min_read_lines=abc"):
+        with pytest.raises(ConfigError, match="GA_MODEL_SETTINGS"):
+            settings_for("x", force=bad)
