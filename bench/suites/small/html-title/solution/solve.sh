@@ -1,0 +1,3 @@
+#!/usr/bin/env bash
+set -eu
+sed -i 's/Untitled/My Shop/' index.html

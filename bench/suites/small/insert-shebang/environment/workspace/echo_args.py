@@ -1,0 +1,8 @@
+import sys
+
+
+def main():
+    print(' '.join(sys.argv[1:]))
+
+
+main()

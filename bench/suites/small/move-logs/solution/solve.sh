@@ -1,0 +1,3 @@
+#!/usr/bin/env bash
+set -eu
+mkdir -p logs && mv ./*.log logs/

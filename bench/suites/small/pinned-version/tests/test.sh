@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+set -u
+python3 - <<'PY'
+import json, os, pathlib, subprocess, sys
+def fail(why): print(why); sys.exit(1)
+p = pathlib.Path('version.txt')
+if not p.is_file(): fail("version.txt is missing")
+got = p.read_text(errors="replace").strip()
+if got != '2.31.0': fail("version.txt holds " + repr(got[:200]))
+PY

@@ -1,0 +1,4 @@
+import sys
+print('checking inputs...')
+print('2 problems found')
+sys.exit(3)

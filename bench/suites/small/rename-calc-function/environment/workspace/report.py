@@ -1,6 +1,0 @@
-def calc(values):
-    return sum(values)
-
-
-def summary(values):
-    return f"total: {calc(values)}"

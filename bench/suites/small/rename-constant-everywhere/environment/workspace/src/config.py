@@ -1,0 +1,2 @@
+MAX_ITEMS = 50
+NAME = 'shop'

@@ -1,0 +1,5 @@
+import config
+
+
+def limit_line():
+    return 'limit: %d' % config.MAX_ITEMS

@@ -1,0 +1,3 @@
+#!/usr/bin/env bash
+set -eu
+sed -i 's/old@example.com/help@example.com/g' docs/*.md
