@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Protocol
@@ -99,6 +100,8 @@ class GA:
         self.model_settings = next((p for p in parts if p not in ARMS), "")
         self.version = ga_version()
         self.config = {"mode": "--json --autonomous", "model_settings": self.model_settings or "by the model's name",
+                       "max_output_tokens": os.environ.get("GA_MAX_OUTPUT_TOKENS") or "ga's default, lowered by the "
+                       "model settings' max_reply_tokens",
                        "learning": {"nolearn": "off", "taught": "on, round 1 scripted"}.get(self.arm, "on")}
 
     def run(self, ctx: TrialContext) -> AgentRun:

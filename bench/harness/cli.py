@@ -59,6 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tier", choices=("small", "standard"), help="only the tasks of this tier")
     p.add_argument("--max-turns", type=int, default=30, help="model requests per trial, for agents that take a "
                    "limit (default 30)")
+    p.add_argument("--output-cap", type=int, default=0, metavar="TOKENS",
+                   help="output tokens per model request at most, for every agent alike (the proxy lowers or sets "
+                   "each request's max_tokens; recorded in every row's server); 0: each agent's own (default)")
     p.add_argument("--timeout", type=float, help="seconds per trial for every task (default: each task's "
                    "[agent] timeout_sec)")
     cassettes = p.add_mutually_exclusive_group()
@@ -102,6 +105,8 @@ def _config(args: argparse.Namespace, agents: list[str]):
     for flag in ("trials", "workers", "max_turns"):
         if getattr(args, flag) < 1:
             raise ConfigError(f"--{flag.replace('_', '-')} must be 1 or more")
+    if args.output_cap < 0:
+        raise ConfigError("--output-cap must be 0 (none) or more")
     if args.timeout is not None and args.timeout <= 0:
         raise ConfigError("--timeout must be more than 0 seconds")
     upstream = args.upstream or os.environ.get("OPENAI_BASE_URL", "")
@@ -116,11 +121,13 @@ def _config(args: argparse.Namespace, agents: list[str]):
     out = args.out or Path("bench") / "out" / args.suite.resolve().name
     asks_model = needs_model and upstream and not (scripted or args.replay)
     server = check_upstream(upstream, os.environ.get("OPENAI_API_KEY", "")) if asks_model else {}
+    if args.output_cap:
+        server["output_cap"] = args.output_cap
     return BenchConfig(server=server,
         out=out.resolve(), model=model, scripted=scripted, max_turns=args.max_turns, agent_timeout=args.timeout,
         record=args.record.resolve() if args.record else None, replay=args.replay.resolve() if args.replay else None,
         upstream=Upstream(openai_base="" if scripted else upstream, anthropic_base=args.anthropic_upstream,
-                          api_key=os.environ.get("OPENAI_API_KEY", ""),
+                          api_key=os.environ.get("OPENAI_API_KEY", ""), output_cap=args.output_cap,
                           anthropic_key=os.environ.get("ANTHROPIC_API_KEY", "")))
 
 

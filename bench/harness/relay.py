@@ -48,6 +48,9 @@ class Upstream:
     """Likewise for the Anthropic upstream (x-api-key)."""
     timeout: float = 600
     """Seconds to wait for the upstream."""
+    output_cap: int = 0
+    """Output tokens per request at most, for every agent alike: the request's own cap is lowered to it, or set when
+    the agent sent none (a first reply that never ends would otherwise spend one agent's whole trial). 0: none."""
 
 
 @dataclass(kw_only=True)
@@ -75,6 +78,22 @@ class Exchange:
     error: str = ""
     request: dict = field(default_factory=dict)
     """The request body as the agent sent it."""
+
+
+CAP_KEYS = {"responses": ("max_output_tokens",), "anthropic": ("max_tokens",)}
+"""The fields that cap a reply, per API (Chat Completions: the default)."""
+
+
+def capped(api: str, body: dict, cap: int) -> dict:
+    """The request with its output cap at most `cap` (set to it where the agent sent none)."""
+    keys = CAP_KEYS.get(api, ("max_tokens", "max_completion_tokens"))
+    outgoing = dict(body)
+    if cap <= 0:
+        return outgoing
+    sent = [k for k in keys if isinstance(outgoing.get(k), int) and not isinstance(outgoing.get(k), bool)]
+    for key in sent or keys[:1]:
+        outgoing[key] = min(outgoing.get(key) or cap, cap)
+    return outgoing
 
 
 class UpstreamCall:
@@ -156,8 +175,9 @@ class Relay:
         target = self.proxy.target(self.h.path)
         if not target:
             return self._fail(404, f"metering proxy: no upstream for {self.h.path}")
-        outgoing = dict(self.body)
+        outgoing = base = capped(self.api, self.body, self.proxy.upstream.output_cap)
         if self._wants_usage_added():
+            outgoing = dict(base)
             outgoing["stream_options"] = {**(self.body.get("stream_options") or {}), "include_usage": True}
             self.injected = True
         try:
@@ -168,7 +188,7 @@ class Relay:
                 if b"stream_options" not in data:
                     return self._relay_error(call.response.status, call.response.getheader("Content-Type", ""), data)
                 self.injected = False  # the server refuses the option: usage gets counted locally
-                call = UpstreamCall(self.h, target, json.dumps(self.body).encode(), self.proxy.upstream)
+                call = UpstreamCall(self.h, target, json.dumps(base).encode(), self.proxy.upstream)
         except OSError as e:
             if self.proxy.closing:
                 raise  # cut off with its agent gone: recorded as abandoned

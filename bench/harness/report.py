@@ -35,7 +35,8 @@ def summary_table(summary: dict, table_id: str = "summary") -> str:
     ks = sorted({k for a in summary["agents"].values() for k in a["pass_k"]}, key=int)
     head = ["agent", "version", "tasks", "success (95% CI: tasks · trials)", f"pass^k (k = {', '.join(ks)})",
             "never acted", "acted, wrong", "harness errors", "tokens in (cached) · out", "requests · tool calls",
-            "wall s", "tokens / solved (95% CI)", "claimed done (true)", f"W/T/L vs {summary['reference']} (sign p)"]
+            "wall s", "tokens / solved (95% CI)", "claimed done (true) · paused",
+            f"W/T/L vs {summary['reference']} (sign p)"]
     lines = [f'<table id="{table_id}">', _row(head, header=True)]
     harness = summary.get("harness_errors", {})
     for name, a in summary["agents"].items():
@@ -84,7 +85,8 @@ def groups_html(summary: dict) -> str:
 def _claims(a: dict) -> str:
     if "claimed" not in a:  # a summary from before claims were recorded
         return "–"
-    return f"{a['claimed']} ({a['claimed_true']}, {_pct(a['claim_accuracy'])})" if a["claimed"] else "0"
+    said = f"{a['claimed']} ({a['claimed_true']}, {_pct(a['claim_accuracy'])})" if a["claimed"] else "0"
+    return f"{said}<br><small>{a['paused']} paused</small>" if a.get("paused") else said
 
 
 def harness_html(summary: dict) -> str:

@@ -86,7 +86,10 @@ def claims(rows: list[dict]) -> dict:
     """How often the agent said it was done, and how often that was true (claim accuracy: solved among claimed)."""
     claimed = [r for r in rows if r.get("claimed_done")]
     true = sum(1 for r in claimed if r["success"])
-    return {"claimed": len(claimed), "claimed_true": true, "claim_accuracy": true / len(claimed) if claimed else None}
+    # a question asked back (ga's exit 3) is neither a claim of done nor a silent failure: counted apart
+    paused = sum(1 for r in rows if (r.get("self_reported") or {}).get("status") == "paused")
+    return {"claimed": len(claimed), "claimed_true": true, "claim_accuracy": true / len(claimed) if claimed else None,
+            "paused": paused}
 
 
 def task_table(rows: list[dict]) -> dict[str, dict[str, dict]]:

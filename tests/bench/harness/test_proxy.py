@@ -365,3 +365,15 @@ def test_what_the_proxy_cannot_meter_is_refused_not_forwarded(recorder, method, 
         assert post(proxy.openai_url + "/chat/completions", CHAT_BODY)[0] == 200
     assert [(m, p) for m, p, *_ in recorder.seen] == [("GET", "/v1/models"), ("POST", "/v1/chat/completions")]
     assert len(proxy.exchanges) == 1 and proxy.exchanges[0].input_tokens == 9  # every model exchange is metered
+
+
+@pytest.mark.parametrize("sent, expected", [({}, 64), ({"max_tokens": 10}, 10), ({"max_tokens": 5000}, 64),
+                                            ({"max_completion_tokens": 900}, 64)])
+def test_one_output_cap_for_every_agent_lowers_or_sets_each_requests_own(sent, expected):
+    with ScriptedServer([{"content": "fine"}, {"content": "again"}]) as server, \
+            MeteringProxy(Upstream(openai_base=server.url, output_cap=64), token=TOKEN) as proxy:
+        chat(proxy, False, **sent)
+        chat(proxy, True, **sent)
+    for request in server.requests[-2:]:
+        assert request.get("max_completion_tokens", request.get("max_tokens")) == expected
+        assert set(request) & {"max_tokens", "max_completion_tokens"} == set(sent) or {"max_tokens"}

@@ -73,3 +73,16 @@ def test_cold_and_warm_rounds_of_a_family():
     assert s["cold_warm"]["f"]["ga"] == cold_warm(s["families"]["f"]["ga"])
     assert s["cold_warm"]["f"]["ga"]["cold"] == {"trials": 1, "rate": 0.0, "tokens": 900}
     assert s["cold_warm"]["f"]["ga"]["warm"] == {"trials": 2, "rate": 1.0, "tokens": 200}
+
+
+def test_a_paused_trial_is_counted_apart_from_claims_and_shown_in_the_report():
+    from bench.harness.report import summary_table
+
+    rows = [{"task": t, "agent": "ga", "trial": 1, "success": ok, "claimed_done": claimed, "input_tokens": 10,
+             "output_tokens": 1, "cached_tokens": 0, "requests": 1, "tool_calls": 1, "wall_s": 1.0,
+             "self_reported": {"status": status}}
+            for t, ok, claimed, status in (("a", True, True, "done"), ("b", False, True, "done"),
+                                           ("c", False, False, "paused"), ("d", False, False, "failed"))]
+    agent = summarise(rows, ["ga"])["agents"]["ga"]
+    assert (agent["claimed"], agent["claimed_true"], agent["paused"]) == (2, 1, 1)
+    assert "1 paused" in summary_table(summarise(rows, ["ga"]))
