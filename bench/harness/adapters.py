@@ -91,13 +91,16 @@ real model."""
 class GA:
     """ga through its public command line: --json --autonomous; a pause (exit 3) gets the scripted human's answer.
     `ga:small` / `ga:default` force its per-model settings (GA_MODEL_SETTINGS); plain `ga` lets the model's name
-    decide. `ga:nolearn` and `ga:taught` are the learning arms (ARMS); joined with `+` (`ga:taught+small`)."""
+    decide. `ga:nolearn` and `ga:taught` are the learning arms (ARMS); joined with `+` (`ga:taught+small`). `ga:bash`
+    acts in the text format (the small settings with action_format = "bash")."""
 
     def __init__(self, variant: str = "") -> None:
         parts = [p for p in variant.split("+") if p]
         self.name = f"ga:{variant}" if variant else "ga"
         self.arm = next((p for p in parts if p in ARMS), "")
-        self.model_settings = next((p for p in parts if p not in ARMS), "")
+        self.model_settings = next((p for p in parts if p not in (*ARMS, "bash")), "")
+        if "bash" in parts:  # the text action format: one shell block per reply (ga/model/text_actions.py)
+            self.model_settings = f"{self.model_settings or 'small'}:action_format=bash"
         self.version = ga_version()
         self.config = {"mode": "--json --autonomous", "model_settings": self.model_settings or "by the model's name",
                        "max_output_tokens": os.environ.get("GA_MAX_OUTPUT_TOKENS") or "ga's default, lowered by the "

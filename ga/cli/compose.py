@@ -278,6 +278,10 @@ def build_agent(run: Run, settings: Settings, ui: Heartbeat, *, answer: str | No
     run.state["model_settings"] = behaviour.name
     # a retry sends the reply again from the start: the Terminal drops what it streamed of it
     model = OpenAIModel(settings, on_retry=ui.retry, model_settings=behaviour, http=warm.http_client())
+    if behaviour.action_format == "bash":
+        from ga.model.text_actions import TextActions
+
+        model = TextActions(model)
     floors = {"file_read": {"count": behaviour.min_read_lines}} if behaviour.min_read_lines else None
     dispatcher = Dispatcher(load_tools(), drop_echoed=behaviour.drop_echoed_arguments,
                             repairs=behaviour.tool_repairs, floors=floors)

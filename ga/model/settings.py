@@ -55,6 +55,9 @@ class ModelSettings:
     max_reply_tokens: int = 0
     """One reply's tokens at most, below GA_MAX_OUTPUT_TOKENS (0: that alone). A 1.5B model's looping reply ran for
     7 minutes at 8,192 tokens and spent a run's whole time."""
+    action_format: str = "tools"
+    """How the model acts: "tools", native tool calls with the tools' schemas; "bash", one fenced shell block per
+    reply run by code_run, no schemas sent (ga/model/text_actions.py), for models weak at choosing tools."""
     whole_sops: bool = False
     """The SOPs listed for a task are shown whole (up to a few hundred tokens each), not only named: a small model
     follows a usage line it can see, and seldom opens a file to find one. Short ones are shown whole to every model."""
@@ -76,7 +79,7 @@ def settings_for(model: str, *, local: bool = False, force: str | None = None) -
             raise ConfigError(f"{FORCE_ENV}={force!r}: no such entry in {ENTRIES.name} (entries: default, "
                               f"{', '.join(entries)})")
         found = _settings(name, entries[name]) if name != "default" else ModelSettings()
-        return dataclasses.replace(found, **_overrides(force, overrides)) if overrides else found
+        return _checked(dataclasses.replace(found, **_overrides(force, overrides))) if overrides else found
     lowered = model.lower()
     for name, entry in entries.items():
         if (local and entry.get("local")) or any(fnmatch.fnmatchcase(lowered, g) for g in entry.get("match", ())):
@@ -84,9 +87,19 @@ def settings_for(model: str, *, local: bool = False, force: str | None = None) -
     return ModelSettings()
 
 
+ACTION_FORMATS = ("tools", "bash")
+
+
 def _settings(name: str, entry: dict) -> ModelSettings:
     known = {f.name for f in dataclasses.fields(ModelSettings)} - {"name"}
-    return ModelSettings(name=name, **{k: v for k, v in entry.items() if k in known})
+    return _checked(ModelSettings(name=name, **{k: v for k, v in entry.items() if k in known}))
+
+
+def _checked(found: ModelSettings) -> ModelSettings:
+    if found.action_format not in ACTION_FORMATS:
+        raise ConfigError(f"model settings {found.name!r}: action_format {found.action_format!r} is not one of "
+                          f"{', '.join(ACTION_FORMATS)}")
+    return found
 
 
 def _overrides(force: str, text: str) -> dict:
@@ -101,6 +114,8 @@ def _overrides(force: str, text: str) -> dict:
         try:
             found[key] = tomllib.loads(f"v = {value.lower() if value.lower() in ('true', 'false') else value}")["v"]
         except tomllib.TOMLDecodeError:
-            raise ConfigError(f"{FORCE_ENV}={force!r}: {value!r} is not a value for {key} (true, false or a "
-                              "number)") from None
+            if fields[key] != "str":
+                raise ConfigError(f"{FORCE_ENV}={force!r}: {value!r} is not a value for {key} (true, false or a "
+                                  "number)") from None
+            found[key] = value
     return found

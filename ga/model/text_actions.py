@@ -1,0 +1,110 @@
+"""A text action format for models weak at choosing tools (ModelSettings.action_format = "bash"), as mini-swe-agent's
+text mode: the model is sent no tool schemas; it acts by writing one fenced shell block per reply, which becomes a
+`code_run` call for the same dispatcher (policy, sandbox, budgets, escalation, --check); a reply without a block is
+the final answer. The loop is the same for both formats: only what goes to the server and what comes back differ."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+
+from ga.model.text_calls import text_calls
+from ga.protocols import Model, Reply, ToolCall
+
+FORMAT = ("Act by replying with exactly one ```bash code block: it runs in the workspace, and its output comes back "
+          "to you. Read files with cat, write them with shell (printf, a heredoc: cat > FILE <<'EOF' ... EOF) or "
+          "python3 - <<'EOF' ... EOF, edit them with sed -i or python. Check your result before you finish. When the "
+          "task is done, reply without a code block: say what you did and the result.")
+"""The system section of this format (the tool schemas are not sent)."""
+MORE_BLOCKS = "(Your reply had {n} code blocks; only the first ran. Write one block per reply.)"
+_BLOCK = re.compile(r"```([\w+-]*)[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
+_SHELLS = {"", "bash", "sh", "shell", "console", "zsh"}
+_PYTHONS = {"python", "python3", "py"}
+
+
+class TextActions:
+    """Wraps the model client: renders the history as text for the server and a reply's block as a code_run call."""
+
+    def __init__(self, model: Model):
+        self.model = model
+        self.notes: dict[str, str] = {}
+        """A call's id → what the model is told beside its result (more blocks than one)."""
+        self.pending: tuple[str, str] | None = None
+        """The last reply's call (its arguments) and its note, until its id is known (ids are given by the loop)."""
+
+    def __getattr__(self, name: str) -> object:  # the client's other attributes (its settings, the model list)
+        return getattr(self.model, name)
+
+    def context_window(self) -> int | None:
+        return self.model.context_window()
+
+    def complete(self, messages: list[dict], tools: list[dict], on_text: Callable[[str], None] | None = None,
+                 *, deadline: float | None = None) -> Reply:
+        known = {t["function"]["name"] for t in tools if "function" in t}
+        self._place_note(messages)
+        sent = [self._render(m, first=i == 0) for i, m in enumerate(messages)]
+        reply = self.model.complete(sent, [], on_text, deadline=deadline)
+        if tools and not reply.tool_calls and reply.finish_reason not in ("length", "content_filter", "repetition"):
+            self._act(reply, known)
+        return reply
+
+    def _act(self, reply: Reply, known: set[str]) -> None:
+        """The reply's first runnable block as its call; the text before it stays the reply's content."""
+        blocks = [b for b in _BLOCK.finditer(reply.content) if b.group(1).lower() in _SHELLS | _PYTHONS | {"json"}]
+        for block in blocks:
+            lang, body = block.group(1).lower(), block.group(2).strip()
+            if lang == "json":
+                calls = text_calls(body, known)
+                if not calls:
+                    continue
+                calls[0].id, reply.tool_calls = "", calls[:1]
+            elif body:
+                kind = "python" if lang in _PYTHONS else "bash"
+                reply.tool_calls = [ToolCall(id="", name="code_run",
+                                             arguments=json.dumps({"script": body, "type": kind}))]
+            else:
+                continue
+            reply.content, reply.finish_reason = reply.content[: block.start()].strip(), "tool_calls"
+            if len(blocks) > 1:
+                self.pending = (_arguments_text(reply.tool_calls[0].arguments), MORE_BLOCKS.format(n=len(blocks)))
+            return
+
+    def _place_note(self, messages: list[dict]) -> None:
+        if self.pending is None:
+            return
+        for message in reversed(messages):
+            if message["role"] == "assistant" and message.get("tool_calls"):
+                call = message["tool_calls"][0]
+                if call["function"]["arguments"] == self.pending[0]:
+                    self.notes[call["id"]] = self.pending[1]
+                break
+        self.pending = None
+
+    def _render(self, message: dict, *, first: bool) -> dict:
+        role = message["role"]
+        if role == "system" and first:
+            return {"role": "system", "content": f"{message['content']}\n\n{FORMAT}"}
+        if role == "assistant" and message.get("tool_calls"):
+            blocks = [_as_block(c["function"]["name"], c["function"]["arguments"]) for c in message["tool_calls"]]
+            return {"role": "assistant", "content": "\n\n".join(filter(None, [message.get("content"), *blocks]))}
+        if role == "tool":
+            note = self.notes.get(message.get("tool_call_id", ""), "")
+            return {"role": "user", "content": "\n".join(filter(None, [note, f"Output:\n{message['content']}"]))}
+        return message
+
+
+def _arguments_text(arguments: str | dict | None) -> str:
+    return arguments if isinstance(arguments, str) else json.dumps(arguments or {}, ensure_ascii=False)
+
+
+def _as_block(name: str, arguments: str) -> str:
+    """A call as the model would have written it in this format."""
+    try:
+        args = json.loads(arguments or "{}")
+    except ValueError:
+        args = {}
+    if name == "code_run" and isinstance(args, dict) and isinstance(args.get("script"), str):
+        lang = "python" if args.get("type", "python") == "python" else "bash"
+        return f"```{lang}\n{args['script']}\n```"
+    return f"```json\n{json.dumps({'name': name, 'arguments': args}, ensure_ascii=False)}\n```"

@@ -1,0 +1,49 @@
+"""The text action format (ModelSettings.action_format = "bash") through the real CLI and the scripted server: no
+schemas go up, one fenced block per reply runs as code_run through the same dispatcher, and the history goes back
+to the server as text."""
+
+from __future__ import annotations
+
+import json
+
+from ga.testing.script import ScriptedServer
+from tests.ga.cli.test_cli import ga, only_run
+
+BASH = {"GA_MODEL_SETTINGS": "small:action_format=bash"}
+
+
+def test_one_block_a_reply_runs_as_code_run_and_a_reply_without_one_is_the_answer(tmp_path, workspace):
+    home = tmp_path / "home"
+    (workspace / "config.ini").write_text("[server]\nport = 8437\n")
+    steps = [{"content": "I will look at the file.\n```bash\ncat config.ini\n```"},
+             {"content": "```bash\ngrep -o '[0-9]*' config.ini > port.txt\n```\nThen check:\n"
+                         "```bash\ncat port.txt\n```"},
+             {"content": "The port 8437 is now in port.txt."}]
+    with ScriptedServer(steps) as server:
+        proc = ga(["Write the port of config.ini into port.txt", "--json"], server, home, workspace, **BASH)
+        server.assert_complete()
+    assert proc.returncode == 0, proc.stderr
+    assert (workspace / "port.txt").read_text().strip() == "8437"
+    assert json.loads(proc.stdout)["status"] == "done"
+    first, second, third = server.requests
+    assert "tools" not in first or not first["tools"]
+    assert "```bash" in first["messages"][0]["content"]  # the format is said in the system prompt
+    assert second["messages"][-2] == {"role": "assistant", "content": "I will look at the file.\n\n```bash\ncat "
+                                                                      "config.ini\n```"}
+    said = second["messages"][-1]
+    assert said["role"] == "user" and said["content"].startswith("Output:\n") and "port = 8437" in said["content"]
+    assert "only the first ran" in third["messages"][-1]["content"]
+    assert not any(m["role"] == "tool" for r in server.requests for m in r["messages"])
+    trajectory = (only_run(home) / "trajectory.jsonl").read_text()
+    assert '"name": "code_run"' in trajectory
+
+
+def test_a_dangerous_block_meets_the_same_policy_as_a_tool_call(tmp_path, workspace):
+    home = tmp_path / "home"
+    steps = [{"content": "```bash\nrm -rf ~\n```"}, {"content": "I did not remove anything."}]
+    with ScriptedServer(steps) as server:
+        proc = ga(["clean up", "--json"], server, home, workspace, **BASH)
+        server.assert_complete()
+    said = server.requests[1]["messages"][-1]["content"]
+    assert said.startswith("Output:\n") and "refused" in said.lower(), said
+    assert proc.returncode == 0, proc.stderr
