@@ -18,7 +18,9 @@ FORMAT = ("Act by replying with exactly one ```bash code block: it runs in the w
           "task is done, reply without a code block: say what you did and the result.")
 """The system section of this format (the tool schemas are not sent)."""
 MORE_BLOCKS = "(Your reply had {n} code blocks; only the first ran. Write one block per reply.)"
-_BLOCK = re.compile(r"```([\w+-]*)[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
+_BLOCK = re.compile(r"```([\w+-]*)[ \t]*\n(.*?)```", re.DOTALL)
+"""A closed block: a fence left open at the end of a reply that was not cut holds prose (a small model opens one
+out of habit and writes its answer in it), never a command."""
 _SHELLS = {"", "bash", "sh", "shell", "console", "zsh"}
 _PYTHONS = {"python", "python3", "py"}
 

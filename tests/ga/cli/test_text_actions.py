@@ -47,3 +47,13 @@ def test_a_dangerous_block_meets_the_same_policy_as_a_tool_call(tmp_path, worksp
     said = server.requests[1]["messages"][-1]["content"]
     assert said.startswith("Output:\n") and "refused" in said.lower(), said
     assert proc.returncode == 0, proc.stderr
+
+
+def test_a_fence_left_open_is_prose_not_a_command(tmp_path, workspace):
+    home = tmp_path / "home"
+    steps = [{"content": "```bash\nThe script ran and wrote result.txt."}]
+    with ScriptedServer(steps) as server:
+        proc = ga(["run it", "--json"], server, home, workspace, **BASH)
+        server.assert_complete()
+    assert json.loads(proc.stdout)["answer"].endswith("The script ran and wrote result.txt."), proc.stderr
+    assert '"name": "code_run"' not in (only_run(home) / "trajectory.jsonl").read_text()
