@@ -16,12 +16,13 @@ from ga.model.settings import ModelSettings
 from ga.outcome import Done, Outcome
 from ga.prompts import first_message, system_prompt
 from ga.protocols import UI, Memory, Model, Reply, ToolCall, Usage
-from ga.reply import CUT_FINISHES, RUNTIME_NOTES, assistant_message, final_answer, tidy, unique_ids
+from ga.reply import CUT_FINISHES, RUNTIME_NOTES, asks_back, assistant_message, final_answer, tidy, unique_ids
+from ga.runs.effects import fingerprint
 from ga.runs.folder import History, Run, tool_message
 from ga.runs.mailbox import Inbox
 from ga.tooling.budget import SHOWN_RESULTS
 from ga.tooling.dispatch import Dispatcher, cap
-from ga.tooling.human import AWAITED, WaitingForAnswer, answer_result, candidates_of
+from ga.tooling.human import AWAITED, WaitingForAnswer, answer_result, ask, candidates_of
 from ga.tooling.permissions import SideEffect
 from ga.tooling.spec import ToolContext, ToolResult, error, ran
 
@@ -67,6 +68,7 @@ class Agent:
         self.context.extend(history.messages, {i: (r.get("details") or {}).get("full_output")
                                                for i, r in history.results.items()})
         if self.fresh:  # listed once, when the run starts: the first message is recorded, a resume sends it again
+            run.state["workspace_print"] = fingerprint(self.settings.workdir)  # what an answer's claims meet
             listing = self.memory.task_listing(run.state["task"]) if self.memory else ""
             project = agents_md.for_run(self.settings.workdir, self.settings.home, run.state, self.ui)  # and says so
             self.record({"role": "user", "content": first_message(self.settings, run.state["task"], project, listing)})
@@ -187,14 +189,28 @@ class Agent:
         self.settle(results)
 
     def answered(self, reply: Reply) -> None:
-        """The model's final answer: done, unless it is none (failed) or the user's --check says the work is not."""
-        answer = final_answer(reply.content) if self.model_settings.doubt_answers else reply.content  # after the doubt
+        """The model's final answer: done, unless it is none (failed), claims a change the workspace does not show
+        (doubted once, then failed), only asks back (asked as ask_user asks), or the user's --check says not."""
+        answer = final_answer(reply.content)
+        if nudge := self.escalation.claim(answer, self._changed()):
+            self.record({"role": "user", "content": nudge})
+            return
+        if asks_back(answer):  # the question it is: asked on a terminal, a pause unattended (resumed with an answer)
+            said = ask(" ".join(answer.split()), [], self.ctx).details["answer"]
+            self.record({"role": "user", "content": f"The user answers: {said}"}, human=True)
+            return
         if not self.settings.check or (checked := run_check(
                 self.settings.check, number=self.turns, dispatcher=self.dispatcher, ctx=self.ctx, run=self.run,
                 ui=self.ui, escalation=self.escalation)).passed:
             raise Done(answer)
         self.record(checked.message)
         self.settle()
+
+    def _changed(self) -> bool | None:
+        """Whether the workspace differs from when the run started (None: not known, too large or no print)."""
+        start = self.run.state.get("workspace_print")
+        now = fingerprint(self.settings.workdir) if start else None
+        return None if now is None else now != start
 
     def finish_pending(self) -> None:
         """After a crash or pause: complete the last turn's calls that have no recorded result, exactly once."""

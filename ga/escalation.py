@@ -23,9 +23,10 @@ import re
 from dataclasses import dataclass, field
 
 from ga.config import Settings
+from ga.errors import AgentStop
 from ga.model.settings import ModelSettings
 from ga.protocols import UI, Reply, ToolCall
-from ga.reply import DOUBT, UNUSABLE, UnusableReplies, not_an_answer, unusable
+from ga.reply import DOUBT, UNUSABLE, UnusableReplies, claimed_change, not_an_answer, unusable
 from ga.runs.folder import Run
 from ga.tooling.arguments import summarize
 from ga.tooling.dispatch import TOO_MANY
@@ -50,6 +51,8 @@ HINT_3 = "[Escalation stage 3: {why}. The user has been asked for help; wait for
 LOOP = ("[Same call, same result {n} times in a row: no progress. Use what you already have, or do something "
         "different; to wait for something, wait longer between checks.]")
 ANSWER = "The user, asked for help because the task was stuck, answers: {answer}"
+CLAIMED = ("Your answer says the work is done (\"{word}\"), but this run has changed no file in the workspace: "
+           "nothing was written. Make the change with a tool now, or answer with what is actually true.")
 ECHOES = (HINT_1, HINT_2, HINT_2_AGAIN, HINT_3, LOOP, TOO_MANY)
 
 
@@ -77,6 +80,8 @@ class State:
     doubted: bool = False
     failed_last: bool = False
     """Every call of the last turn failed (a one-word answer now is a give-up)."""
+    claim_doubted: bool = False
+    """An answer claimed a change the workspace did not show: the next such answer ends the run failed."""
 
 
 def call_key(call: ToolCall) -> str:
@@ -114,6 +119,11 @@ def informative(result: ToolResult) -> bool:
     return isinstance(code, int) and code != 0 and not details.get("killed") and not details.get("stage")
 
 
+class FalseClaim(AgentStop):
+    status = "failed"
+    exit_code = 1
+
+
 class Escalation:
     def __init__(self, *, run: Run, settings: Settings, ui: UI, model_settings: ModelSettings | None = None):
         self.run, self.settings, self.ui = run, settings, ui
@@ -133,6 +143,20 @@ class Escalation:
             found = "doubt", DOUBT.format(why=why)
         self._keep()
         return found
+
+    def claim(self, answer: str, changed: bool | None) -> str | None:
+        """A final answer that claims a change when the run changed no file (`changed` False; None: not known) is
+        doubted once with the fact (the nudge returned); the second such answer ends the run failed."""
+        if changed is not False or not (word := claimed_change(answer)):
+            return None
+        if self.state.claim_doubted:
+            raise FalseClaim(f"The model said the work was done (\"{word}\") twice, but this run changed no file in "
+                             "the workspace; what it did is kept in the run.")
+        self.state.claim_doubted = True
+        self._keep()
+        self.run.append({"type": "nudge", "kind": "claim", "word": word})
+        self.ui.notice(f"the answer says \"{word}\" but this run changed no file: doubted once")
+        return CLAIMED.format(word=word)
 
     def observe(self, call: ToolCall, result: ToolResult, *, read_only: bool = False) -> ToolResult:
         """Count one result; return it with the hint the model should read, if any.
@@ -193,7 +217,7 @@ class Escalation:
             if s.stage:
                 self._change(0, f"{call.name} succeeded")
             self.state = s = State(same=s.same, same_key=s.same_key, same_call=s.same_call, strikes=s.strikes,
-                                   doubted=s.doubted, failed_last=s.failed_last)
+                                   doubted=s.doubted, failed_last=s.failed_last, claim_doubted=s.claim_doubted)
         if call.name in ANSWERED_BY_HUMAN:
             s.same, s.same_key = 0, ""
             return None

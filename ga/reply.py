@@ -40,12 +40,18 @@ DOUBT = ("Your reply has no tool call, so it would end the task, but {why}. If t
 _PROMISE = re.compile(r"\b(?:I will|I'll|I am going to|let me|here(?:'s| is) the (?:updated|corrected|new) "
                       r"(?:command|call|code))\b", re.IGNORECASE)
 """A reply announcing a step (small models often do, right after an error) rather than reporting a result."""
-_ASKS = re.compile(r"\b(?:(?:could|can|would) you (?:please )?(?:provide|give|share|clarify|specify|tell me)|"
+_ASKS = re.compile(r"\b(?:(?:could|can|would) you (?:please )?(?:provide|give|share|clarify|specify|tell me|confirm)|"
+                   r"please (?:provide|specify|clarify|confirm|share)|"
                    r"I need (?:more|the|some) (?:information|details|context|instructions)|"
                    r"what (?:would you like|do you want) me to do)\b", re.IGNORECASE)
-"""A reply asking for the task it was given (a small model after an empty reply: "I need more information to
-assist you. Could you please provide..."): the task is in the conversation, and what only the user knows is
-asked with ask_user, which also pauses an autonomous run instead of ending it."""
+"""A reply asking the user for something ("I need more information to assist you. Could you please provide..."):
+a final answer that only does that is the question it is, asked as ask_user asks (ga/agent.py)."""
+_CLAIM = re.compile(r"\b(written|wrote|saved|updated|created|renamed|appended|added|inserted|replaced|changed|"
+                    r"modified|edited|deleted|removed|moved|copied|fixed|converted|sorted|stored|generated)\b",
+                    re.IGNORECASE)
+_NEGATED = re.compile(r"\b(?:not|no|never|nothing|none|cannot|can't|couldn't|didn't|wasn't|weren't|haven't|hasn't|"
+                      r"without|unable|failed)\b[^.!?\n]*$", re.IGNORECASE)
+"""A negation earlier in the same sentence: "nothing was written" claims no change."""
 _NULL = re.compile(r"[`'\"]*(?:none|null|nil|undefined)[`'\".!]*", re.IGNORECASE)
 """A reply that is a null value: a small model after an empty reply writes its reply's Python repr, "None"."""
 _RUNTIME_PIECE = re.compile(r"[^.:;,()\[\]{}$\n]{20,}")
@@ -102,13 +108,24 @@ def not_an_answer(content: str, *, after_failure: bool = False, echoes: tuple[st
         return f"it is only {text!r}"
     if after_failure and _PROMISE.search(text):
         return "it says what you will do next, but calls no tool to do it"
-    if _ASKS.search(text):
-        return ("it asks for details instead of giving a result (the task is in the first user message; a fact "
-                "only the user knows is asked with ask_user)")
     lowered = text.lower()
     if any(piece in lowered for piece in _runtime_pieces(echoes)):
         return "it repeats ga's own instructions instead of giving a result"
     return None
+
+
+def claimed_change(content: str) -> str:
+    """The word by which an answer says it changed something ("saved", "updated"...), or "" when it claims none."""
+    for match in _CLAIM.finditer(content):
+        if not _NEGATED.search(content[max(0, match.start() - 80): match.start()]):
+            return match.group(1)
+    return ""
+
+
+def asks_back(content: str) -> bool:
+    """The answer only asks the user for something: a question back, with no change claimed."""
+    text = " ".join(content.split())
+    return bool(_ASKS.search(text)) and not claimed_change(text) and len(text.split()) <= 80
 
 
 @functools.cache

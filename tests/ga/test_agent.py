@@ -144,7 +144,7 @@ def test_tool_calls_counts_the_calls_that_ran_and_a_resume_counts_the_same(setti
     steps = [{"tool_calls": [{"name": "w", "arguments": '{"pa'}], "finish_reason": "length"},  # cut: not run
              {"tool_calls": [{"name": "no_such_tool", "arguments": "{}"}]},
              {"tool_calls": [{"name": "update_working_checkpoint", "arguments": {"key_info": 3}}]},  # refused
-             {"tool_calls": [tool_call("w")]}, {"content": "wrote it"}]
+             {"tool_calls": [tool_call("w")]}, {"content": "ok"}]
     outcome, _, run = start(settings, steps, extra=[counting_tool("w", SideEffect.WRITE, ran)])
     assert outcome.status == "done" and ran == ["w"] and outcome.tool_calls == 1
     assert run.state["tool_calls"] == 1 and Run.open(settings.runs_dir, run.id).history().tool_calls == 1

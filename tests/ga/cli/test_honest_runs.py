@@ -221,3 +221,38 @@ def test_arguments_nested_too_deep_are_refused_and_the_run_goes_on(home, workspa
         server.assert_complete()
     assert proc.returncode == 0 and proc.stdout.strip() == "Gave up on that.", proc.stderr
     assert "nested more than 32 levels" in last_user(server.requests[1])
+
+
+def test_an_answer_claiming_a_change_the_workspace_does_not_show_is_doubted_once_then_fails(home, workspace):
+    (workspace / "payments.csv").write_text("amount\n1\n2\n")
+    read = {"tool_calls": [tool_call("file_read", path="payments.csv")]}
+    claim = {"content": "I have saved the sum 3 into total.txt."}
+    with ScriptedServer([read, claim, claim]) as server:
+        proc = ga(["Write the sum into total.txt", "--json"], server, home, workspace)
+        server.assert_complete()
+    out = json.loads(proc.stdout)
+    assert (proc.returncode, out["status"]) == (1, "failed"), proc.stderr
+    assert "changed no file" in last_user(server.requests[2]) and "twice" in out["answer"]
+
+
+def test_an_answer_whose_change_a_script_made_is_done_at_once(home, workspace):
+    steps = [bash("echo 3 > total.txt"), {"content": "I have saved the sum 3 into total.txt."}]
+    with ScriptedServer(steps) as server:
+        proc = ga(["Write the sum into total.txt", "--json"], server, home, workspace)
+        server.assert_complete()
+    assert (proc.returncode, json.loads(proc.stdout)["status"]) == (0, "done"), proc.stderr
+    assert len(server.requests) == 2  # the doubt adds no turn to a run that changed what it said
+
+
+def test_an_answer_that_only_asks_back_pauses_and_an_answer_continues_it(home, workspace):
+    steps = [{"content": "I need more information. Could you please provide the file name?"}]
+    with ScriptedServer(steps) as server:
+        proc = ga(["Count the lines", "--json"], server, home, workspace)
+        server.assert_complete()
+    out = json.loads(proc.stdout)
+    assert (proc.returncode, out["status"]) == (3, "paused"), proc.stderr
+    with ScriptedServer([{"content": "app.py has 11 lines."}]) as server:
+        proc = ga(["--resume", out["run_id"], "--answer", "app.py", "--json"], server, home, workspace)
+        server.assert_complete()
+    assert json.loads(proc.stdout)["status"] == "done", proc.stderr
+    assert "app.py" in last_user(server.requests[0])

@@ -51,9 +51,9 @@ def test_a_dangerous_block_meets_the_same_policy_as_a_tool_call(tmp_path, worksp
 
 def test_a_fence_left_open_is_prose_not_a_command(tmp_path, workspace):
     home = tmp_path / "home"
-    steps = [{"content": "```bash\nThe script ran and wrote result.txt."}]
+    steps = [{"content": "```bash\nThe script ran: the answer is 42."}]
     with ScriptedServer(steps) as server:
         proc = ga(["run it", "--json"], server, home, workspace, **BASH)
         server.assert_complete()
-    assert json.loads(proc.stdout)["answer"].endswith("The script ran and wrote result.txt."), proc.stderr
+    assert json.loads(proc.stdout)["answer"].endswith("The script ran: the answer is 42."), proc.stderr
     assert '"name": "code_run"' not in (only_run(home) / "trajectory.jsonl").read_text()
