@@ -148,7 +148,7 @@ def test_unverified_runs_and_typed_answers_teach_nothing(home, workspace):
           {"tool_calls": [tool_call("file_write", path="total.txt", content="35.75\n")]}, {"content": "Done."}],
          [], "typed, not computed"),
         ([{"tool_calls": [tool_call("code_run", type="bash", script="sed -i 's/,/;/g' payments.csv")]},
-          {"content": "I need more information: which file do you mean?"}],  # a 1.5B model's "answer", seen
+          {"content": "payments.csv has many rows, as shown."}],  # a 1.5B model's kind of answer: no value
          [], "asks a question and its answer states no value"),
     ]
     for steps, flags, why in cases:
