@@ -28,6 +28,11 @@ PREVIEW_BYTES = 256 << 10
 UNREAD = ("Refused to overwrite {path} ({size}): this run has not read it, so the rewrite would replace what you have "
           "not seen. Read it first with file_read (then write it whole), change the part you mean with file_patch, or "
           "add to it with mode=append. Nothing was written.")
+SHOWN_BYTES = 4096
+"""An unread file up to this size is shown in the refusal of its overwrite (and counts as read after it)."""
+SHOWN = ("Refused to overwrite {path} ({size}): this run had not read it. It holds:\n{text}If you mean to replace all "
+         "of that, send the same file_write again; to change a part, use file_patch; to add to it, mode=append. "
+         "Nothing was written.")
 WRITE_ADVICE = ("To feed data into it use code_run with a timeout; to put a regular file in its place, remove it "
                 "first with code_run (`rm PATH`), or write to another path.")
 
@@ -66,8 +71,7 @@ def _write(place: Place, args: dict, ctx: ToolContext) -> ToolResult:
         holds = st is not None and mode == "overwrite" and _holds(place, st, data, path)
         if st is not None and mode == "overwrite" and not holds and st.st_size and not _seen(ctx, real) and \
                 not fileio.is_binary(old[: fileio.SNIFF_BYTES]):
-            raise ToolError(UNREAD.format(path=path, size=_lines(old) if len(old) <= PREVIEW_BYTES
-                                          else fileio.human_size(st.st_size)))
+            _refuse_unread(ctx, place, st, old, path)
         if holds:
             # not written: the model repeats itself; the file is done, and is what it sent
             digest = stamps.digest_of([data]) if len(data) <= stamps.DIGEST_LIMIT else ""
@@ -85,6 +89,18 @@ def _write(place: Place, args: dict, ctx: ToolContext) -> ToolResult:
             new_stamp = place.replace([data], st)
         stamps.remember(ctx.state, real, new_stamp)
     return _result(path, mode, place, before=st, data=data, size=new_stamp[1], ctx=ctx, old=old)
+
+
+def _refuse_unread(ctx: ToolContext, place: Place, st: os.stat_result, old: bytes, path: str) -> None:
+    """The refusal of an unread overwrite. A short file comes back whole in it: the model has now seen what the
+    rewrite replaces, so the same call sent again goes through (a small model's first, right call costs one turn,
+    not a read and a rewrite it may never send)."""
+    if len(old) > SHOWN_BYTES or fileio.is_binary(old[: fileio.SNIFF_BYTES]):
+        raise ToolError(UNREAD.format(path=path, size=_lines(old) if len(old) <= PREVIEW_BYTES
+                                      else fileio.human_size(st.st_size)))
+    stamps.remember(ctx.state, place.real, stamps.stamp(st, stamps.digest_of([old])))
+    text = old.decode("utf-8", "replace")
+    raise ToolError(SHOWN.format(path=path, size=_lines(old), text=text if text.endswith("\n") else text + "\n"))
 
 
 def _seen(ctx: ToolContext, real) -> bool:

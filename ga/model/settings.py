@@ -50,8 +50,9 @@ class ModelSettings:
     failure_hint: bool = False
     """Every failed call's result ends with a reminder to read the error and make one small fix."""
     min_read_lines: int = 0
-    """A file_read `count` below this is refused with a hint to ask for more (0: any count). A small model paged a
-    675-line README three lines a turn, taking the 3 of "three bullet points" for a count."""
+    """A file_read `count` below this runs as sent with a note to ask for more next time (0: no note). A small model
+    paged a 675-line README three lines a turn, taking the 3 of "three bullet points" for a count; refusing such a
+    call cost a turn where `count=1 keyword=capital` would have found the answer."""
     max_reply_tokens: int = 0
     """One reply's tokens at most, below GA_MAX_OUTPUT_TOKENS (0: that alone). A 1.5B model's looping reply ran for
     7 minutes at 8,192 tokens and spent a run's whole time."""

@@ -125,8 +125,8 @@ class Dispatcher:
                        if isinstance(args.get(k), int) and args[k] < n}:
                 asked = ", ".join(f"{k}={args[k]}" for k in low)
                 least = ", ".join(f"{k}={n}" for k, n in low.items())
-                raise ToolError(f"{spec.name} with {asked} takes a turn for very little: call it again with {least} "
-                                "or more, or leave it out for the default.")
+                # run as asked (a floor never refuses a call that works): the note saves the next turns
+                notes.append(f"[Ran with {asked}, as asked; {least} or more (or leaving it out) shows more a turn.]")
             if self.repairs and spec.repair and (repaired := spec.repair(args)) != args:
                 changed = [f"{k}={repaired[k]!r}" + (f" (was {args[k]!r})" if k in args else "")
                            for k in repaired if args.get(k) != repaired.get(k)]

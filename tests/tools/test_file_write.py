@@ -257,9 +257,16 @@ APP = ("import sys\n\n\ndef load(path):\n    return open(path).read()\n\n\n"
 def test_an_overwrite_of_a_file_this_run_never_read_is_refused_and_loses_nothing(make_ctx, workspace):
     (workspace / "settings.json").write_text('{"theme": "dark", "port": 8080}\n')
     ctx = make_ctx()
-    refused = dispatch(ctx, {"path": "settings.json", "content": '{"done": true}'})  # the 1.5B model's rewrite
-    assert refused.is_error and "this run has not read it" in refused.content
+    big = "".join(f"row {n}\n" for n in range(2000))
+    (workspace / "big.txt").write_text(big)
+    refused = dispatch(ctx, {"path": "big.txt", "content": "short\n"})
+    assert refused.is_error and "this run has not read it" in refused.content and "row 5" not in refused.content
     assert "file_read" in refused.content and "file_patch" in refused.content and "mode=append" in refused.content
+    assert dispatch(ctx, {"path": "big.txt", "content": "short\n"}).is_error  # still unseen: still refused
+    assert (workspace / "big.txt").read_text() == big
+    refused = dispatch(ctx, {"path": "settings.json", "content": '{"done": true}'})  # the 1.5B model's rewrite
+    assert refused.is_error and "had not read it. It holds:\n{\"theme\": \"dark\", \"port\": 8080}" in refused.content
+    assert "send the same file_write again" in refused.content and "Nothing was written." in refused.content
     assert (workspace / "settings.json").read_text() == '{"theme": "dark", "port": 8080}\n'
     assert not dispatch(ctx, {"path": "settings.json", "content": "x\n", "mode": "append"}).is_error
     assert not dispatch(ctx, {"path": "settings.json", "content": "y\n", "mode": "prepend"}).is_error
@@ -267,8 +274,8 @@ def test_an_overwrite_of_a_file_this_run_never_read_is_refused_and_loses_nothing
     assert not dispatch(ctx, {"path": "empty.txt", "content": "z\n"}).is_error  # nothing there to lose
     assert not dispatch(ctx, {"path": "made.txt", "content": "one\n"}).is_error  # the run's own file
     assert not dispatch(ctx, {"path": "made.txt", "content": "two\n"}).is_error
-    read(ctx, "settings.json")
-    assert not dispatch(ctx, {"path": "settings.json", "content": '{"done": true}'}).is_error
+    assert not dispatch(ctx, {"path": "settings.json", "content": '{"done": true}'}).is_error  # shown, now seen
+    assert (workspace / "settings.json").read_text() == '{"done": true}'
 
 
 def test_an_overwrite_says_how_many_lines_went_and_keeps_its_diff(make_ctx, workspace):
