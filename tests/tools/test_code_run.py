@@ -136,3 +136,15 @@ def test_schema_states_the_timeout_maximum():
     assert timeout["maximum"] == 600 and timeout["default"] == 60
     assert SPEC.schema()["function"]["parameters"]["properties"]["timeout"]["maximum"] == 600
     assert "full output" in SPEC.description
+
+
+def test_a_silent_command_says_what_it_wrote_and_a_talking_one_does_not(make_ctx, workspace):
+    (workspace / "users.csv").write_text("name,email,role\nann,ann@ex.org,admin\nben,ben@ex.org,user\n")
+    ctx = make_ctx()
+    silent = run(ctx, "cut -d, -f3 users.csv > emails.txt", type="bash")
+    assert "(no output)" in silent.content and "files it wrote" in silent.content
+    assert "- emails.txt (3 lines): role | admin | user" in silent.content
+    assert "users.csv" not in silent.content.split("files it wrote")[1]  # read, not written
+    talking = run(ctx, "cut -d, -f2 users.csv | tee emails.txt", type="bash")
+    assert "ann@ex.org" in talking.content and "files it wrote" not in talking.content
+    assert "files it wrote" not in run(ctx, "x = 1").content

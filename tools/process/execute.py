@@ -16,7 +16,7 @@ from pathlib import Path
 from ga.tooling.spec import ToolContext, ToolResult
 from tools.guard import escape, git_meta, home_files, sandbox, sandbox_ports
 from tools.guard.approval import script_cwd
-from tools.process import DEFAULT_TIMEOUT, MAX_TIMEOUT, check_env, environment, hints, lifetime, runner
+from tools.process import DEFAULT_TIMEOUT, MAX_TIMEOUT, check_env, environment, hints, lifetime, runner, written
 
 TAIL_CHARS = 50_000
 TAIL_LINES = 2_000
@@ -40,6 +40,7 @@ def run(args: dict, ctx: ToolContext) -> ToolResult:
     env = environment.child_env(dict(os.environ), **{lifetime.MARKER: marker})
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(cwd), env.get("PYTHONPATH", "")]))
     log_path = ctx.run_dir / "outputs" / f"{ctx.call_id or marker.rpartition('/')[2]}.log"
+    started_ns = time.time_ns()
     with _script_command(args["script"], kind) as (command, files), check_env.watched(ctx.check, env, cwd) as check:
         result = _execute(command, [*files, *check.shown], args, ctx, cwd=cwd, env=check.env, timeout=timeout,
                           log_path=log_path, writable=check.writable)
@@ -47,6 +48,11 @@ def run(args: dict, ctx: ToolContext) -> ToolResult:
             result.details["imported"] = check.imported()
     for temporary in files:  # the same script failing the same way says the same thing, whatever its temp name
         result.content = result.content.replace(str(temporary), SCRIPT_NAME)
+    if not result.details.get("chars") and not result.is_error and ctx.settings.mode != "plan":
+        root = Path(ctx.settings.workdir)
+        if changed := written.written_since(root, started_ns):
+            said = written.describe(root, changed)
+            result.content += f"\nnote: it printed nothing; files it wrote, as they are now:\n{said}"
     return result
 
 
