@@ -4,9 +4,10 @@ Tool results: a success that can be the fix resets the count. With n failures in
   stage 1  any failure (a small model's settings add a hint to make one small, targeted fix).
   stage 2  n reaches stage2_after, or a call is sent again with arguments that already failed: stop retrying, probe
            the environment, re-read the SOPs, switch approach (the calls tried are listed).
-  stage 3  n reaches stage3_after, or stage 2 changed nothing, or the same call gave the same result repeat_stop times
-           (at repeat_nudge times it is nudged): the human is asked (unattended, the run pauses, exit 3); the answer
-           comes back as a user message and the count starts over. The same result again is no failure.
+  stage 3  n reaches stage3_after, or stage 2 changed nothing, once a call other than the failing one was tried (a
+           model that only repeats one call: at stage3_after + 2), or the same call gave the same result repeat_stop
+           times (at repeat_nudge times it is nudged): the human is asked (unattended, the run pauses, exit 3); the
+           answer comes back as a user message and the count starts over. The same result again is no failure.
 A program that exited non-zero is information, unless the same command says the same again (a repeated failure).
 Malformed calls and calls cut off by a crash or Ctrl-C say nothing about the approach.
 Replies: an empty, cut, filtered or looping reply, or a turn whose calls were all malformed, is a strike; `strikes`
@@ -255,12 +256,15 @@ class Escalation:
 
     def _next_stage(self, n: int, repeat: bool, name: str) -> tuple[int, str]:
         s, first, last = self.state, self.settings.stage2_after, self.settings.stage3_after
-        if last and n >= last:
-            return 3, f"{n} failures in a row"
-        if last and s.stage >= 2 and repeat:
-            return 3, f"{name} repeated again with arguments that already failed"
+        # the human is asked once a different call failed too (the same call sent again tried nothing new), or after
+        # two more failures than stage3_after when the model only repeats itself
         since = n - s.stage2_at
-        if last and s.stage >= 2 and since >= max(1, last - first):
+        tried_other = s.stage >= 2 and len(set(s.failed[-(since + 1):])) > 1
+        if last and n >= last and (tried_other or n >= last + 2 or (s.stage < 2 and len(set(s.failed)) > 1)):
+            return 3, f"{n} failures in a row"
+        if last and s.stage >= 2 and repeat and tried_other:
+            return 3, f"{name} repeated again with arguments that already failed"
+        if last and s.stage >= 2 and since >= max(1, last - first) and (tried_other or n >= last + 2):
             return 3, f"{since} more failures since the change of approach"
         if s.stage >= 2:
             return s.stage, ""

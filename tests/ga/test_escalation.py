@@ -148,7 +148,7 @@ def test_resuming_a_stuck_run_without_an_answer_pauses_again(settings):
 def test_a_failing_call_batched_with_a_read_that_works_still_escalates(settings):
     batch = {"tool_calls": [tool_call("file_read", path="here.txt"),
                             tool_call("file_write", path="here.txt/x", content="x")]}
-    outcome, model, run, _ = start(settings, [batch] * 4)
+    outcome, model, run, _ = start(settings, [batch] * 8)  # the same call only: stage 3 at stage3_after + 2
     assert (outcome.status, outcome.exit_code) == ("paused", 3)  # stage 3 pauses the autonomous run
     assert stages(run) == [1, 2, 3]
     assert "Stop retrying" in results(model.requests[2])[-1]

@@ -37,14 +37,16 @@ def test_distinct_greps_that_find_nothing_never_pause_the_run(home, workspace):
     assert all("Escalation" not in last_user(r) for r in server.requests)
 
 
-def test_the_same_command_failing_the_same_way_still_escalates(home, workspace):
+def test_the_same_command_failing_the_same_way_escalates_and_the_human_only_after_another_call(home, workspace):
     (workspace / "app.log").write_text("all quiet\n")
     same = bash("grep -n ERROR app.log")
-    with ScriptedServer([same, same, same]) as server:
+    other = {"tool_calls": [tool_call("file_read", path="missing.log")]}
+    with ScriptedServer([same, same, same, other, same]) as server:
         proc = ga(["find the errors", "--json"], server, home, workspace)
         server.assert_complete()
     assert proc.returncode == 3 and json.loads(proc.stdout)["status"] == "paused", proc.stderr
     assert "code_run repeated with the same arguments after it failed" in last_user(server.requests[2])
+    assert "do not retry what failed" in last_user(server.requests[3])  # a third time: still stage 2
     assert [e["stage"] for e in events(only_run(home), "stage")] == [2, 3]
 
 
@@ -166,7 +168,7 @@ def test_a_failed_check_goes_back_to_the_model_and_the_run_goes_on(home, workspa
 
 
 def test_a_check_that_keeps_failing_escalates_and_never_exits_0(home, workspace):
-    with ScriptedServer([{"content": "Done."}] * 3) as server:
+    with ScriptedServer([{"content": "Done."}] * 8) as server:  # one call repeated: stage 3 at stage3_after + 2
         proc = ga(["make done.txt", "--json", "--check", "test -f done.txt"], server, home, workspace)
         server.assert_complete()
     result = json.loads(proc.stdout)
