@@ -21,6 +21,7 @@ from ga.runs.effects import fingerprint
 from ga.runs.folder import History, Run, tool_message
 from ga.runs.mailbox import Inbox
 from ga.tooling.budget import SHOWN_RESULTS
+from ga.tooling.deferral import Deferral
 from ga.tooling.dispatch import Dispatcher, cap
 from ga.tooling.human import AWAITED, WaitingForAnswer, answer_result, ask, candidates_of
 from ga.tooling.permissions import SideEffect
@@ -45,7 +46,8 @@ class Agent:
         self.fresh = not self.history.messages
         self.inbox = Inbox(run, self.history.mail)
         self.answer, self.answer_mail = answer, None
-        self.schemas = dispatcher.schemas()
+        self.deferral = Deferral(dispatcher.deferred(), run.state, on=self.model_settings.defer_tools)
+        self.schemas = dispatcher.schemas(self.deferral.loaded)
         self.context: Context | None = None
         self.escalation = Escalation(run=run, settings=settings, ui=ui, model_settings=self.model_settings)
         self.keep_open = False  # the chat goes on after start() returns: the tools stay open (it closes ctx)
@@ -60,7 +62,7 @@ class Agent:
             return self.context
         history, run = self.history, self.run
         self.answer, self.answer_mail = self.inbox.answer_for(self.answer)  # given, else one waiting in the mailbox
-        system = system_prompt(self.memory, run.state.get("sop_listing", ""))
+        system = system_prompt(self.memory, run.state.get("sop_listing", ""), deferred=self.deferral.on)
         self.context = Context(system, budget=self.settings.context_tokens, tools=self.schemas,
                                window=self.settings.model_window, state=run.state.setdefault("context", {}),
                                save_output=self.ctx.save_output, summarise=self._summarise, on_step=self._on_step,
@@ -68,6 +70,7 @@ class Agent:
         self.context.extend(history.messages, {i: (r.get("details") or {}).get("full_output")
                                                for i, r in history.results.items()})
         if self.fresh:  # listed once, when the run starts: the first message is recorded, a resume sends it again
+            self.see(run.state["task"])
             run.state["workspace_print"] = fingerprint(self.settings.workdir)  # what an answer's claims meet
             listing = self.memory.task_listing(run.state["task"]) if self.memory else ""
             project = agents_md.for_run(self.settings.workdir, self.settings.home, run.state, self.ui)  # and says so
@@ -167,6 +170,7 @@ class Agent:
             self.run.append({"type": "notice", "kind": "too_many_calls", "text": not_run})
             self.ui.notice(not_run.split(";")[0])
         unique_ids(reply.tool_calls, self.results, self.turns)
+        self.see(reply.content, reply.tool_calls)
         nudge = self.escalation.reply(reply)
         if reply.finish_reason in CUT_FINISHES and reply.tool_calls:
             self.record(assistant_message(reply, drop_arguments=True), reply.usage)
@@ -239,6 +243,13 @@ class Agent:
         if note := self.escalation.after_turn(self.ctx, results):
             self.record(note, human=True)
 
+    def see(self, text: str, calls: list[ToolCall] | tuple = ()) -> None:
+        """Deferred tools' schemas join the requests once the run needs them (ga/tooling/deferral.py)."""
+        if self.deferral.see(text, calls):
+            self.schemas = self.dispatcher.schemas(self.deferral.loaded)
+            if self.context is not None:
+                self.context.set_tools(self.schemas)
+
     def _rerunnable(self, name: str) -> bool:
         return getattr(self.dispatcher.specs.get(name), "side_effect", None) is SideEffect.READ_ONLY
 
@@ -287,6 +298,7 @@ class Agent:
         # a final answer right after a failed step is not verified (Outcome.verified)
         self.run.state["last_failed"] = f"{call.name}: {gist(result.content, 120)}" if result.is_error else ""
         self.context.add(tool_message(call.id, result.content), full_output=result.details.get("full_output"))
+        self.see(result.content)
         if result.details.get("killed") == "interrupted":
             raise KeyboardInterrupt  # Ctrl-C during a program: it was killed and recorded; now the run stops
 

@@ -148,7 +148,7 @@ class Escalation:
     def claim(self, answer: str, changed: bool | None) -> str | None:
         """A final answer that claims a change when the run changed no file (`changed` False; None: not known) is
         doubted once with the fact (the nudge returned); the second such answer ends the run failed."""
-        if changed is not False or not (word := claimed_change(answer)):
+        if changed is not False or not self.model_settings.doubt_claims or not (word := claimed_change(answer)):
             return None
         if self.state.claim_doubted:
             raise FalseClaim(f"The model said the work was done (\"{word}\") twice, but this run changed no file in "

@@ -48,4 +48,5 @@ SPEC = ToolSpec(
     parameters={"type": "object", "properties": {}, "additionalProperties": False},
     side_effect=SideEffect.WRITE,
     run=run,
+    deferred=True,
 )

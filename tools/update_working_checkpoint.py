@@ -35,4 +35,5 @@ SPEC = ToolSpec(
     side_effect=SideEffect.WRITE,
     run=update_checkpoint,
     state_only=True,
+    deferred=True,
 )

@@ -228,4 +228,5 @@ SPEC = ToolSpec(
     side_effect=SideEffect.SYSTEM_CHANGE,
     run=run,
     concurrent=lambda args: False,
+    deferred=True,
 )

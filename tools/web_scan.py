@@ -150,4 +150,5 @@ SPEC = ToolSpec(
     run=run,
     # One session thread serialises all browser work, so reading beside other calls is safe; opening a url is not.
     concurrent=lambda args: not args.get("url"),
+    deferred=True,
 )

@@ -32,6 +32,7 @@ sys.path.insert(0, str(REPO))
 from ga.agent import Agent  # noqa: E402
 from ga.config import load_settings  # noqa: E402
 from ga.model.client import OpenAIModel  # noqa: E402
+from ga.model.settings import ModelSettings  # noqa: E402
 from ga.protocols import Reply, ToolCall, Usage  # noqa: E402
 from ga.runs.folder import Run  # noqa: E402
 from ga.testing.script import ScriptedServer, tool_call  # noqa: E402
@@ -108,8 +109,10 @@ def replay(fixture: dict, budget: int, home: Path, steps: str = "small") -> tupl
                              context_tokens=budget)
     run = Run.create(settings.runs_dir, fixture["task"], {})
     run.state.setdefault("context", {})["steps"] = steps  # as the composition root sets it
+    # a replay changes no file and sends every schema, as the session it replays did
     agent = Agent(settings=settings, model=model, dispatcher=Dispatcher(replay_tools(turns)), run=run,
-                  ui=ScriptedTerminal(), interactive=False)
+                  ui=ScriptedTerminal(), interactive=False,
+                  model_settings=ModelSettings(doubt_claims=False, defer_tools=False))
     outcome = agent.start()
     assert outcome.status == "done", outcome
     return model, agent

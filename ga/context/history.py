@@ -78,10 +78,14 @@ class Context:
         self.save_output, self.summarise, self.on_step = save_output, summarise, on_step
         self.runtime_notes = runtime_notes
         """What the loop itself sends as the user (nudges): never carried into a hand-off as the user's words."""
-        self._fixed = tokens.message_tokens(self.system) + (tokens.request_tokens([], tools) if tools else 0)
+        self.set_tools(tools)
         self.entries: list[_Entry] = []
         self.last_estimate = 0
         """Unscaled estimate of the last request built: the server's count of it calibrates the scale."""
+
+    def set_tools(self, tools: list[dict] | None) -> None:
+        """The schemas every request carries (deferred tools join later: ga/tooling/deferral.py)."""
+        self._fixed = tokens.message_tokens(self.system) + (tokens.request_tokens([], tools) if tools else 0)
 
     # -- the budget ---------------------------------------------------------------------------------------
     @property

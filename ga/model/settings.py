@@ -56,6 +56,13 @@ class ModelSettings:
     max_reply_tokens: int = 0
     """One reply's tokens at most, below GA_MAX_OUTPUT_TOKENS (0: that alone). A 1.5B model's looping reply ran for
     7 minutes at 8,192 tokens and spent a run's whole time."""
+    doubt_claims: bool = True
+    """A final answer that claims a change ("saved", "updated"...) when the workspace shows none is doubted once,
+    then ends the run failed (ga/escalation.py). For every model; off only for an ablation or a replay."""
+    defer_tools: bool = True
+    """The schemas of the rarely needed tools (web_scan, web_execute_js, update_working_checkpoint,
+    start_long_term_update) are sent only once the run calls one or a URL appears; one line names them. For every
+    model: ~460 tokens a request that most tasks never use."""
     action_format: str = "tools"
     """How the model acts: "tools", native tool calls with the tools' schemas; "bash", one fenced shell block per
     reply run by code_run, no schemas sent (ga/model/text_actions.py), for models weak at choosing tools."""

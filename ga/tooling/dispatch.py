@@ -10,7 +10,7 @@ import dataclasses
 import logging
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -61,8 +61,12 @@ class Dispatcher:
         """Tool → integer argument → its least value; a call below it is refused with the value to send
         (ModelSettings.min_read_lines). Never raised silently: what runs is what the model asked for."""
 
-    def schemas(self) -> list[dict]:
-        return [s.schema() for s in self.specs.values()]
+    def schemas(self, loaded: Collection[str] | None = None) -> list[dict]:
+        """Every tool's schema; with `loaded`, the deferred tools' only for the names it holds."""
+        return [s.schema() for s in self.specs.values() if loaded is None or not s.deferred or s.name in loaded]
+
+    def deferred(self) -> list[str]:
+        return [s.name for s in self.specs.values() if s.deferred]
 
     def dispatch(self, calls: list[ToolCall], ctx: ToolContext,
                  on_start: Callable[[ToolCall, dict], None] | None = None,

@@ -132,6 +132,8 @@ class ToolSpec:
     check: Callable[[dict, ToolContext], dict] | None = None
     """Tool-specific permission check (e.g. the command policy); returns the arguments to run, maybe edited."""
     state_only: bool = False
+    deferred: bool = False
+    """Rarely needed: its schema is sent only once the run needs it (ga/agent.py), named in one line until then."""
     """Writes only the agent's own state (the checkpoint): plan and confirm modes let it through."""
     in_plan_mode: Callable[[ToolContext], str] | None = None
     """How a tool that is not READ_ONLY may still run in plan mode: confined so that it changes nothing (code_run:
