@@ -7,7 +7,7 @@ from dataclasses import asdict
 
 from ga.check import run_check
 from ga.config import Settings
-from ga.context import agents_md
+from ga.context import agents_md, workspace
 from ga.context.history import Context, Step
 from ga.errors import AgentStop, ContextOverflow, Interrupted, LimitReached, ServerUnreachable
 from ga.escalation import Escalation, gist
@@ -74,7 +74,9 @@ class Agent:
             run.state["workspace_print"] = fingerprint(self.settings.workdir)  # what an answer's claims meet
             listing = self.memory.task_listing(run.state["task"]) if self.memory else ""
             project = agents_md.for_run(self.settings.workdir, self.settings.home, run.state, self.ui)  # and says so
-            self.record({"role": "user", "content": first_message(self.settings, run.state["task"], project, listing)})
+            files = workspace.preview(self.settings.workdir) if self.model_settings.workspace_preview else ""
+            self.record({"role": "user", "content": first_message(self.settings, run.state["task"], project, files,
+                                                                  listing)})
         return self.context
 
     def start(self) -> Outcome:

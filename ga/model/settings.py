@@ -56,6 +56,9 @@ class ModelSettings:
     max_reply_tokens: int = 0
     """One reply's tokens at most, below GA_MAX_OUTPUT_TOKENS (0: that alone). A 1.5B model's looping reply ran for
     7 minutes at 8,192 tokens and spent a run's whole time."""
+    workspace_preview: bool = False
+    """The first message shows a small workspace's files with their first lines (ga/context/workspace.py): a small
+    model acts on what it was shown, and seldom reads a file before it writes."""
     doubt_claims: bool = True
     """A final answer that claims a change ("saved", "updated"...) when the workspace shows none is doubted once,
     then ends the run failed (ga/escalation.py). For every model; off only for an ablation or a replay."""
