@@ -70,9 +70,9 @@ def test_a_paused_local_run_resumes_with_a_new_server(tmp_path, workspace):
     assert proc.returncode == 3, proc.stderr
     run_id = json.loads(proc.stdout)["run_id"]
     proc = ga(["--resume", run_id, "--answer", "notes.txt", "--json"], tmp_path, workspace,
-              script=[{"content": "Edited notes.txt."}])
+              script=[{"content": "notes.txt it is."}])
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["answer"] == "Edited notes.txt."
+    assert json.loads(proc.stdout)["answer"] == "notes.txt it is."
     assert len(server_pids(tmp_path / "home")) == 2 and not any(map(alive, server_pids(tmp_path / "home")))
 
 
