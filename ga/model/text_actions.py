@@ -21,6 +21,9 @@ MORE_BLOCKS = "(Your reply had {n} code blocks; only the first ran. Write one bl
 _BLOCK = re.compile(r"```([\w+-]*)[ \t]*\n(.*?)```", re.DOTALL)
 """A closed block: a fence left open at the end of a reply that was not cut holds prose (a small model opens one
 out of habit and writes its answer in it), never a command."""
+_ECHO = re.compile(r"\[exit code -?\d+ · |\[killed after |^\s*(?:# )?Output:?\s*$|^note: it printed nothing",
+                   re.MULTILINE)
+"""ga's own result text: a block that copies it back (a small model imitating the conversation) runs nothing."""
 _SHELLS = {"", "bash", "sh", "shell", "console", "zsh"}
 _PYTHONS = {"python", "python3", "py"}
 
@@ -53,7 +56,8 @@ class TextActions:
 
     def _act(self, reply: Reply, known: set[str]) -> None:
         """The reply's first runnable block as its call; the text before it stays the reply's content."""
-        blocks = [b for b in _BLOCK.finditer(reply.content) if b.group(1).lower() in _SHELLS | _PYTHONS | {"json"}]
+        blocks = [b for b in _BLOCK.finditer(reply.content) if b.group(1).lower() in _SHELLS | _PYTHONS | {"json"}
+                  and not _ECHO.search(b.group(2))]
         for block in blocks:
             lang, body = block.group(1).lower(), block.group(2).strip()
             if lang == "json":

@@ -57,3 +57,16 @@ def test_a_fence_left_open_is_prose_not_a_command(tmp_path, workspace):
         server.assert_complete()
     assert json.loads(proc.stdout)["answer"].endswith("The script ran: the answer is 42."), proc.stderr
     assert '"name": "code_run"' not in (only_run(home) / "trajectory.jsonl").read_text()
+
+
+def test_a_block_that_copies_gas_own_result_back_runs_nothing_and_is_the_answer(tmp_path, workspace):
+    home = tmp_path / "home"
+    steps = [{"content": "```bash\nsed -i 's/1.2.0/1.3.0/' setup.cfg\n```"},
+             {"content": "```bash\n# Output\n[exit code 0 · 0.07 s]\n(no output)\n```\nThe version is 1.3.0 now."}]
+    (workspace / "setup.cfg").write_text("version = 1.2.0\n")
+    with ScriptedServer(steps) as server:
+        proc = ga(["bump the version", "--json"], server, home, workspace, **BASH)
+        server.assert_complete()
+    assert json.loads(proc.stdout)["status"] == "done", proc.stderr
+    assert (workspace / "setup.cfg").read_text() == "version = 1.3.0\n"
+    assert (only_run(home) / "trajectory.jsonl").read_text().count('"type": "call_start"') == 1
