@@ -246,7 +246,8 @@ def test_cli_six_failures_pause_with_exit_3_and_the_answer_resumes(home, workspa
     (workspace / "real.txt").write_text("the config\n")
     steps = [*fails("a", "b", "c", "d", "e", "f"), *fails("real"), {"content": "found it"}]
     with ScriptedServer(steps) as server:
-        paused = ga(["find the config", "--json"], server, home, workspace, GA_MODEL_SETTINGS="small")
+        paused = ga(["find the config", "--json"], server, home, workspace,
+                    GA_MODEL_SETTINGS="small:action_format=tools")
         run_id = json.loads(paused.stdout)["run_id"]
         resumed = ga(["--resume", run_id, "--answer", "it is real.txt"], server, home, workspace)
         server.assert_complete()

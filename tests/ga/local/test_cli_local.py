@@ -97,8 +97,9 @@ def test_a_warm_server_serves_the_next_run_until_models_stop(tmp_path, workspace
 
 def test_the_next_server_starts_with_the_prefix_the_last_one_saved(tmp_path, workspace):
     ready_cache(tmp_path / "xdg" / "ga" / "local")
-    runs = [ga(["--local", task, "--json"], tmp_path, workspace, script=[{"content": "Done."}])
-            for task in ("Say hello", "Say goodbye")]
+    # the prefix is the system prompt and the tools' schemas: the tool-call format (bash's is its system prompt alone)
+    runs = [ga(["--local", task, "--json"], tmp_path, workspace, script=[{"content": "Done."}],
+               GA_MODEL_SETTINGS="small:action_format=tools") for task in ("Say hello", "Say goodbye")]
     assert all(run.returncode == 0 for run in runs), runs[0].stderr + runs[1].stderr
     cached = [json.loads(run.stdout)["usage"]["cached_tokens"] for run in runs]
     saved = next((tmp_path / "xdg" / "ga" / "local" / "prefix").glob("*.bin")).read_text()
