@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from ga.config import load_settings
-from ga.testing.terminal import ScriptedTerminal
 from ga.tooling.spec import ToolContext
+from tests.scripted import ScriptedTerminal
 
 
 @pytest.fixture(autouse=True, scope="session")

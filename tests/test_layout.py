@@ -10,7 +10,7 @@ import tools
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("ga", "tools", "memory", "sop", "bench")
-RANKS = {"ga.base": 0, "ga.tooling": 1, "ga.model": 2, "ga.context": 2, "ga.runs": 2, "ga.local": 2, "ga.testing": 2,
+RANKS = {"ga.base": 0, "ga.tooling": 1, "ga.model": 2, "ga.context": 2, "ga.runs": 2, "ga.local": 2,
          "ga.loop": 3, "ga.jobs": 3, "ga.cli": 4}
 """The rooms of ga/, lowest first: a room imports rooms of a lower rank only (ga.base: errors, config, the seams in
 protocols.py, prompts/; ga.loop: agent, escalation, reply, check, outcome)."""
@@ -81,6 +81,17 @@ def test_only_the_composition_root_reaches_tools_memory_sop_and_bench():
     reaching = [f"{m} imports {t}" for m, t in _edges() if _room(m).startswith("ga") and _room(m) != "ga.cli"
                 and t.split(".")[0] in OUTSIDE_GA]
     assert not reaching, reaching
+
+
+def test_the_product_never_imports_the_test_machinery():
+    """The scripted fake model lives in tests/ (the tests, the bench and outside checks take it from a checkout):
+    nothing ga runs from imports it, and ga/testing is gone."""
+    reaching = [f"{m} imports {alias.name if isinstance(node, ast.Import) else node.module}"
+                for m, p in _modules(("ga", "tools", "memory", "sop")).items()
+                for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+                if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names
+                if ((node.module or "") if isinstance(node, ast.ImportFrom) else alias.name).split(".")[0] == "tests"]
+    assert not reaching and not (ROOT / "ga" / "testing").exists(), reaching
 
 
 def test_tools_are_written_against_ga_tooling_only():

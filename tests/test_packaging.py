@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ga.testing.script import ScriptedServer, tool_call
+from tests.scripted import ScriptedServer, tool_call
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ("ga", "tools", "memory", "sop", "bench/__init__.py", "bench/harness")

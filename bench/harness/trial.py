@@ -202,7 +202,7 @@ def _upstream(stack: ExitStack, job: Job, task: Task, site_url: str, workspace: 
     """(the proxy's upstream, the scripted server or None; False when a scripted run has no script for the agent)."""
     config = job.config
     if taught_round(job, task):
-        from ga.testing.script import ScriptedServer
+        from tests.scripted import ScriptedServer
 
         server = stack.enter_context(ScriptedServer(taught_script(task)))
         return Upstream(openai_base=server.url, timeout=config.upstream.timeout), server
@@ -211,7 +211,7 @@ def _upstream(stack: ExitStack, job: Job, task: Task, site_url: str, workspace: 
     script_file = task.path / "scripted" / f"{job.agent}.json"
     if not script_file.is_file():
         return Upstream(), (None if job.agent in ("oracle", "nop") else False)
-    from ga.testing.script import ScriptedServer
+    from tests.scripted import ScriptedServer
 
     text = script_file.read_text(encoding="utf-8").replace("{{site_url}}", site_url)
     text = text.replace("{{workspace}}", json.dumps(str(workspace))[1:-1])
@@ -225,7 +225,7 @@ def taught_round(job: Job, task: Task) -> bool:
 
 
 def taught_script(task: Task) -> list[dict]:
-    """The capable model's run: solution/taught.json (a ga.testing script) if the task has one, else one code_run
+    """The capable model's run: solution/taught.json (a tests.scripted script) if the task has one, else one code_run
     of solution/solve.sh and a short answer (the oracle's procedure, as a capable model would run it)."""
     own = task.path / "solution" / "taught.json"
     if own.is_file():

@@ -27,8 +27,8 @@ from pathlib import Path
 
 from ga.config import load_settings
 from ga.errors import PermissionDenied
-from ga.testing.terminal import ScriptedTerminal
 from ga.tooling.spec import ToolContext
+from tests.scripted import ScriptedTerminal
 from tests.tools.guard.corpus import DANGEROUS, EVERYDAY, Case
 from tools.code_run import SPEC
 from tools.guard import sandbox_probe

@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.perf.bench_corpus import corpus_figures
 from ga.config import load_settings
-from ga.testing.terminal import ScriptedTerminal
 from ga.tooling.spec import ToolContext
+from tests.scripted import ScriptedTerminal
 from tests.tools.guard.corpus import DANGEROUS, EVERYDAY
 from tools.code_run import SPEC
 from tools.guard.shell_scan import check_script

@@ -35,11 +35,10 @@ from ga.model.client import OpenAIModel  # noqa: E402
 from ga.model.settings import ModelSettings  # noqa: E402
 from ga.protocols import Reply, ToolCall, Usage  # noqa: E402
 from ga.runs.folder import Run  # noqa: E402
-from ga.testing.script import ScriptedServer, tool_call  # noqa: E402
-from ga.testing.terminal import ScriptedTerminal  # noqa: E402
 from ga.tooling.dispatch import Dispatcher  # noqa: E402
 from ga.tooling.spec import ToolResult  # noqa: E402
 from ga.tooling.tokens import count as count_tokens  # noqa: E402
+from tests.scripted import ScriptedServer, ScriptedTerminal, tool_call  # noqa: E402
 from tools import load_tools  # noqa: E402
 
 FIXTURE = Path(__file__).parent / "fixtures" / "context_session.json.gz"

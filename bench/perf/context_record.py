@@ -31,8 +31,8 @@ from ga.agent import Agent  # noqa: E402
 from ga.cli.terminal import Terminal  # noqa: E402
 from ga.config import load_settings  # noqa: E402
 from ga.runs.folder import Run  # noqa: E402
-from ga.testing.script import ScriptedModel, tool_call  # noqa: E402
 from ga.tooling.dispatch import Dispatcher  # noqa: E402
+from tests.scripted import ScriptedModel, tool_call  # noqa: E402
 from tools import load_tools  # noqa: E402
 from tools.web.session import get_session  # noqa: E402
 

@@ -22,7 +22,7 @@ from pathlib import Path
 CASE = r"""
 import json, os, resource, sys, time
 from pathlib import Path
-from ga.testing.terminal import ScriptedTerminal
+from tests.scripted import ScriptedTerminal
 from ga.config import load_settings
 from ga.tooling.dispatch import Dispatcher
 from ga.tooling.spec import ToolContext

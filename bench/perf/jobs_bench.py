@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from ga.cli.commands.runs import collect  # noqa: E402
 from ga.runs.folder import Run  # noqa: E402
-from ga.testing.script import ScriptedServer, tool_call  # noqa: E402
+from tests.scripted import ScriptedServer, tool_call  # noqa: E402
 
 RUN_PY = str(ROOT / "run.py")
 

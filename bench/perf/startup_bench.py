@@ -37,7 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from ga.testing.script import ScriptedServer  # noqa: E402
+from tests.scripted import ScriptedServer  # noqa: E402
 
 ANSWER = "Hello! How can I help?"
 

@@ -15,12 +15,11 @@ from ga.prompts import render
 from ga.protocols import Reply, ToolCall, Usage
 from ga.reply import unique_ids
 from ga.runs.folder import Run
-from ga.testing.script import ScriptedModel, tool_call
-from ga.testing.terminal import ScriptedTerminal
 from ga.tooling.dispatch import Dispatcher
 from ga.tooling.human import answer_result, candidates_of
 from ga.tooling.permissions import SideEffect
 from ga.tooling.spec import ToolResult, ToolSpec
+from tests.scripted import ScriptedModel, ScriptedTerminal, tool_call
 from tools import ask_user, code_run, file_read, update_working_checkpoint
 
 COUNTER = {"type": "object", "properties": {}, "additionalProperties": False}

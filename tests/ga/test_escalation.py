@@ -15,11 +15,10 @@ from ga.escalation import Escalation, State, gist
 from ga.model.settings import settings_for
 from ga.protocols import ToolCall
 from ga.runs.folder import Run
-from ga.testing.script import ScriptedModel, ScriptedServer, tool_call
-from ga.testing.terminal import ScriptedTerminal
 from ga.tooling.dispatch import Dispatcher
 from ga.tooling.spec import ToolResult
 from tests.ga.cli.test_cli import events, ga, ga_background, only_run, wait_for
+from tests.scripted import ScriptedModel, ScriptedServer, ScriptedTerminal, tool_call
 from tools import ask_user, code_run, file_read, file_write
 
 READ = [file_read.SPEC, file_write.SPEC, ask_user.SPEC]

@@ -210,8 +210,8 @@ def test_start_0_reads_from_the_first_line(make_ctx, workspace):
 
 
 def test_cli_a_small_models_text_call_is_run(tmp_path, workspace):
-    from ga.testing.script import ScriptedServer
     from tests.ga.cli.test_cli import ga, only_run
+    from tests.scripted import ScriptedServer
 
     call = json.dumps({"name": "file_write", "arguments": {"path": "hello.txt", "content": "Hello"}})
     with ScriptedServer([{"content": f"<tool_call>\n{call}\n</tool_call>"}, {"content": "Wrote hello.txt."}]) as s:
@@ -222,8 +222,8 @@ def test_cli_a_small_models_text_call_is_run(tmp_path, workspace):
 
 
 def test_cli_a_capable_models_answer_that_quotes_a_call_is_never_run(tmp_path, workspace):
-    from ga.testing.script import ScriptedServer
     from tests.ga.cli.test_cli import ga, only_run
+    from tests.scripted import ScriptedServer
 
     call = json.dumps({"name": "file_write", "arguments": {"path": "config.json", "content": '{"debug": true}'}})
     answer = f"```json\n{call}\n```"  # asked how to turn debugging on, the model shows the call it would make

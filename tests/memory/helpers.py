@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ga.testing.script import ScriptedServer, tool_call
 from tests.ga.cli.test_cli import ga
+from tests.scripted import ScriptedServer, tool_call
 
 SOP_REPLY = """---
 name: {name}

@@ -9,11 +9,11 @@ import sys
 import time
 from pathlib import Path
 
-from ga.testing.script import tool_call
 from memory.guard import harvest, scrub
 from sop.skill import read
 from tests.ga.cli.test_cli import wait_for
 from tests.memory.helpers import SOP_REPLY, TASK, csv_run, payments, run_ga, sum_run
+from tests.scripted import tool_call
 
 API_KEY = "sk-test-abcdefghijklmnop123456"
 PASSWORD = "hunter2hunter2"

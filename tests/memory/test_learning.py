@@ -7,7 +7,6 @@ import json
 import select
 import subprocess
 
-from ga.testing.script import ScriptedServer, tool_call
 from sop.library import SEEDS, skill_files
 from sop.skill import read
 from tests.ga.cli.test_cli import ga, ga_background, only_run, wait_for
@@ -24,6 +23,7 @@ from tests.memory.helpers import (
     sop_names,
     sum_run,
 )
+from tests.scripted import ScriptedServer, tool_call
 
 SEED_NAMES = sorted(p.parent.name for p in skill_files(SEEDS))
 def learnt(home) -> list[str]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ga.testing.script import tool_call
 from sop.skill import read
 from tests.ga.cli.test_cli import ga
 from tests.memory.helpers import (
@@ -18,6 +17,7 @@ from tests.memory.helpers import (
     skill_folder,
     sum_run,
 )
+from tests.scripted import tool_call
 
 
 def memory(args: list[str], home: Path, cwd: Path, **env: str):

@@ -7,8 +7,8 @@ import os
 import subprocess
 import sys
 
-from ga.testing.script import ScriptedServer
 from tests.ga.cli.test_cli import RUN_PY, ga_env
+from tests.scripted import ScriptedServer
 
 
 def test_a_fifo_in_the_cache_does_not_hang_a_run(home, workspace):

@@ -15,12 +15,11 @@ import pytest
 
 from ga.config import load_settings
 from ga.protocols import ToolCall
-from ga.testing.script import ScriptedServer, tool_call
-from ga.testing.terminal import ScriptedTerminal
 from ga.tooling.dispatch import Dispatcher
 from ga.tooling.hidden import Hidden
 from ga.tooling.spec import ToolContext
 from tests.ga.cli.test_cli import ga
+from tests.scripted import ScriptedServer, ScriptedTerminal, tool_call
 from tests.tools.code_runs import run
 from tools.file_patch import SPEC as PATCH
 from tools.file_read import SPEC as READ

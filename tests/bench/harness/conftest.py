@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bench.harness import cli, results
-from ga.testing.script import ScriptedServer
+from tests.scripted import ScriptedServer
 
 ROOT = Path(__file__).resolve().parents[3]
 SUITE = ROOT / "bench" / "suites" / "offline"

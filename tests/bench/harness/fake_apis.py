@@ -1,5 +1,5 @@
 """Scripted fakes of the OpenAI Responses API and the Anthropic Messages API (JSON and server-sent events), built on
-ga.testing.script's script plumbing, so the metering proxy is tested on every API it meters without a model."""
+tests.scripted's script plumbing, so the metering proxy is tested on every API it meters without a model."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from ga.testing.script import Script
+from tests.scripted import Script
 
 
 def _usage(step: dict) -> dict:

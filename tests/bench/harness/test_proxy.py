@@ -17,9 +17,9 @@ import pytest
 from bench.harness.cassette import Cassette
 from bench.harness.meter import CHAT, from_json
 from bench.harness.proxy import MeteringProxy, Upstream
-from ga.testing.script import ScriptedServer
 from ga.tooling.tokens import count as count_tokens
 from tests.bench.harness.fake_apis import APIServer
+from tests.scripted import ScriptedServer
 
 CALL = {"name": "file_read", "arguments": {"path": "a.txt"}}
 pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")

@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
-from ga.testing.script import ScriptedServer
 from tests.ga.cli.test_cli import ga
+from tests.scripted import ScriptedServer
 
 
 @pytest.fixture

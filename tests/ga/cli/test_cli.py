@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ga.testing.script import ScriptedServer, tool_call
+from tests.scripted import ScriptedServer, tool_call
 
 RUN_PY = str(Path(__file__).resolve().parents[3] / "run.py")
 

@@ -11,9 +11,9 @@ import sys
 
 import pytest
 
-from ga.testing.script import ScriptedServer, tool_call
 from tests.ga.cli.test_cli import RUN_PY, ga, ga_env, only_run, wait_for
 from tests.ga.jobs.test_jobs_schedule import history, set_last_slot
+from tests.scripted import ScriptedServer, tool_call
 
 DEAD = "http://127.0.0.1:9/v1"  # the discard port: nothing answers there
 

@@ -7,8 +7,8 @@ import signal
 
 import pytest
 
-from ga.testing.script import ScriptedServer, tool_call
 from tests.ga.cli.test_cli import events, ga, ga_background, only_run, wait_for
+from tests.scripted import ScriptedServer, tool_call
 
 
 @pytest.fixture

@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from ga.testing.script import ScriptedServer, tool_call
 from tests.ga.cli.test_cli import RUN_PY, ga, ga_env, only_run, wait_for
+from tests.scripted import ScriptedServer, tool_call
 from tests.tty import run_on_tty
 
 

@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from ga.testing.script import ScriptedServer
 from tests.ga.cli.test_cli import RUN_PY, ga, ga_env, only_run, wait_for
+from tests.scripted import ScriptedServer
 
 HOSTILE = "\x1b]52;c;ZWNobyBwd25lZA==\x07\x1b[2J\x1b[H\x9b31m\u202e"
 """OSC 52 (set the clipboard), clear the screen, home the cursor, an 8-bit CSI, a bidi override."""

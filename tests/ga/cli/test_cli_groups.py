@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from ga.testing.script import ScriptedServer
 from tests.ga.cli.test_cli import ga
+from tests.scripted import ScriptedServer
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from ga.testing.script import ScriptedServer, tool_call
 from tests.ga.cli.test_cli import RUN_PY, ga, ga_env
+from tests.scripted import ScriptedServer, tool_call
 from tests.tty import run_on_tty
 from tools.guard import sandbox_probe
 from tools.process.execute import PLAN_NOTE

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from ga.testing.script import ScriptedServer, tool_call
 from tests.ga.cli.test_cli import events, ga, only_run
+from tests.scripted import ScriptedServer, tool_call
 
 
 @pytest.fixture

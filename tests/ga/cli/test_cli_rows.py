@@ -15,8 +15,8 @@ import pytest
 
 from ga.invocation import invocation
 from ga.local import cli as local_cli
-from ga.testing.script import ScriptedServer, tool_call
 from tests.ga.cli.test_cli import RUN_PY, ga, ga_env, only_run
+from tests.scripted import ScriptedServer, tool_call
 from tests.tty import run_on_tty
 
 

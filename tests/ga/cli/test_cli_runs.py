@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from ga.testing.script import ScriptedServer, tool_call
 from tests.ga.cli.test_cli import ga, wait_for
+from tests.scripted import ScriptedServer, tool_call
 
 
 @pytest.fixture

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ga.testing.script import ScriptedServer
 from tests.ga.cli.test_cli import ga, only_run
+from tests.scripted import ScriptedServer
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from ga.testing.script import ScriptedServer
 from tests.ga.cli.test_cli import RUN_PY, ga_env, only_run, wait_for
+from tests.scripted import ScriptedServer
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from ga.testing.script import ScriptedServer, tool_call
 from tests.ga.cli.test_cli import RUN_PY, ga_env, only_run
+from tests.scripted import ScriptedServer, tool_call
 from tests.tty import run_on_tty
 
 

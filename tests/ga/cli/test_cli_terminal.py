@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from ga.cli.board import FRAMES
-from ga.testing.script import ScriptedServer, tool_call
 from ga.tooling.screen import ESCAPES
 from tests.ga.cli.test_cli import RUN_PY, ga, ga_background, ga_env, only_run, wait_for
+from tests.scripted import ScriptedServer, tool_call
 from tests.tty import run_on_tty
 
 SPINNER = re.compile(f"[{FRAMES}]")

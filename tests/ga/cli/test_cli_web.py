@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ga.testing.script import ScriptedServer, tool_call
 from tests.ga.cli.test_cli import ga
+from tests.scripted import ScriptedServer, tool_call
 from tests.tools.test_web_network import _serve
 from tests.tools.web.test_session import NEEDS_CHROMIUM
 

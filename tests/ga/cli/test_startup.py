@@ -14,8 +14,8 @@ import pytest
 
 from ga.cli import compose
 from ga.local import endpoint
-from ga.testing.script import ScriptedServer
 from tests.ga.cli.test_cli import RUN_PY, ga_env
+from tests.scripted import ScriptedServer
 
 
 def imported(args: list[str], server, home, cwd, *, at_sdk_start: bool = False) -> set[str]:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ga.testing.script import ScriptedServer, tool_call
 from tests.ga.cli.test_cli import RUN_PY, events, ga, ga_env, wait_for
+from tests.scripted import ScriptedServer, tool_call
 
 
 @pytest.fixture

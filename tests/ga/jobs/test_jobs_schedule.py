@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from ga.testing.script import ScriptedServer
 from tests.ga.cli.test_cli import RUN_PY, ga, ga_env, wait_for
+from tests.scripted import ScriptedServer
 
 
 @pytest.fixture

@@ -15,8 +15,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
-from ga.testing.script import Script
-from ga.testing.server import ChatHandler, ChatServer
+from tests.scripted import Script
+from tests.scripted.server import ChatHandler, ChatServer
 
 PUBLIC = ("/health", "/v1/models", "/models")
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from ga.testing.script import tool_call
 from tests.ga.local.stand_ins import ROOT, alive, ready_cache
+from tests.scripted import tool_call
 
 RUN_PY = str(ROOT / "run.py")
 

@@ -15,8 +15,8 @@ from ga.errors import ContextOverflow, LimitReached, ModelError, ServerUnreachab
 from ga.model.client import OpenAIModel
 from ga.model.settings import ModelSettings, settings_for
 from ga.model.stream import IncompleteReply, ReplyBuilder, repeated_calls, repeated_tail
-from ga.testing.script import ScriptedServer, tool_call
 from ga.tooling import tokens
+from tests.scripted import ScriptedServer, tool_call
 
 MESSAGES = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "read a.txt"}]
 TOOLS = [

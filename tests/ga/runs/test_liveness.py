@@ -10,7 +10,7 @@ import time
 from ga.cli.commands.runs import describe
 from ga.runs import liveness
 from ga.runs.folder import Run
-from ga.testing.terminal import ScriptedTerminal
+from tests.scripted import ScriptedTerminal
 
 
 def test_the_recorded_process_is_alive_only_while_it_runs_as_itself():

@@ -12,9 +12,8 @@ from ga.agent import Agent
 from ga.config import load_settings
 from ga.runs.folder import Run
 from ga.runs.mailbox import MAX_CHARS, MESSAGE, post
-from ga.testing.script import ScriptedModel, tool_call
-from ga.testing.terminal import ScriptedTerminal
 from ga.tooling.dispatch import Dispatcher
+from tests.scripted import ScriptedModel, ScriptedTerminal, tool_call
 from tools import ask_user, update_working_checkpoint
 
 

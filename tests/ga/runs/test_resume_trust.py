@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from ga.testing.script import ScriptedServer, tool_call
 from tests.ga.cli.test_cli import ga, only_run
+from tests.scripted import ScriptedServer, tool_call
 from tools.guard import sandbox_probe
 
 ASK = {"tool_calls": [tool_call("ask_user", question="Go on?")]}

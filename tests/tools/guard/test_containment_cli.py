@@ -18,8 +18,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from ga.testing.script import ScriptedServer, tool_call
 from tests.ga.cli.test_cli import RUN_PY, events, only_run, wait_for
+from tests.scripted import ScriptedServer, tool_call
 from tools.guard import sandbox_probe
 from tools.process import watchdog
 

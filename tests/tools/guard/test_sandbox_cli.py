@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from ga.testing.script import ScriptedServer, tool_call
 from tests.ga.cli.test_cli import RUN_PY, events, ga_env, only_run, wait_for
+from tests.scripted import ScriptedServer, tool_call
 from tests.tty import run_on_tty
 from tools.guard import sandbox_probe
 from tools.process.cgroup import _pids_hierarchy

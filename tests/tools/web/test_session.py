@@ -20,8 +20,8 @@ import pytest
 from ga.config import load_settings
 from ga.errors import ToolError
 from ga.runs.folder import Run
-from ga.testing.terminal import ScriptedTerminal
 from ga.tooling.spec import ToolContext
+from tests.scripted import ScriptedTerminal
 from tools import web_scan
 from tools.web import launch
 from tools.web.launch import locate_browser

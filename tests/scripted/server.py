@@ -1,4 +1,4 @@
-"""The HTTP side of the scripted fake (ga/testing/): OpenAI-style JSON and SSE answers; the injected faults that are
+"""The HTTP side of the scripted fake (tests/scripted/): OpenAI-style JSON and SSE answers; the injected faults that are
 more than a status code are in faults.py."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from ga.testing import faults
+from tests.scripted import faults
 
-log = logging.getLogger("ga.testing")
+log = logging.getLogger("tests.scripted")
 
 
 _PATHS = ("/v1/chat/completions", "/chat/completions")
@@ -232,7 +232,7 @@ class ChatHandler(faults.BrokenReplies, BaseHTTPRequestHandler):
 
 
 class ChatServer(ThreadingHTTPServer):
-    """Answers /v1/chat/completions from `script` (a ga.testing.script._Script), one thread per request."""
+    """Answers /v1/chat/completions from `script` (a tests.scripted.script._Script), one thread per request."""
 
     daemon_threads = True
     script: Any

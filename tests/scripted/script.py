@@ -32,7 +32,7 @@ of the request JSON) the way llama.cpp does, without using a step (counted in `r
 GET /v1/models.
 Past the last step: HTTP 500, and assert_complete fails.
 
-Try ga without a model:  python -m ga.testing script.json [--port N]
+Try ga without a model:  python -m tests.scripted script.json [--port N]
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from collections.abc import Callable, Iterable
 from ga.errors import ModelError
 from ga.invocation import invocation
 from ga.protocols import Reply, ToolCall, Usage
-from ga.testing.server import ChatServer, step_usage
+from tests.scripted.server import ChatServer, step_usage
 
 
 def tool_call(name: str, **arguments: object) -> dict:
@@ -209,8 +209,8 @@ Script = _Script
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m ga.testing", description="Serve a scripted model over HTTP.")
-    parser.add_argument("script", help="JSON file: a list of steps (see ga/testing/)")
+    parser = argparse.ArgumentParser(prog="python -m tests.scripted", description="Serve a scripted model over HTTP.")
+    parser.add_argument("script", help="JSON file: a list of steps (see tests/scripted/)")
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free port)")
     parser.add_argument("--window", type=int, default=0,
                         help="refuse requests longer than N tokens (chars/4), as llama.cpp does, and report N")

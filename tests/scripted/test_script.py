@@ -7,12 +7,13 @@ import json
 import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
 from ga.errors import ModelError
-from ga.testing.script import ScriptedModel, ScriptedServer, tool_call
+from tests.scripted import ScriptedModel, ScriptedServer, tool_call
 
 MESSAGES = [{"role": "user", "content": "hi"}]
 
@@ -188,7 +189,9 @@ def test_scripted_model_passes_object_arguments_through():
 def test_command_line_serves_a_script_file(tmp_path):
     script = tmp_path / "script.json"
     script.write_text(json.dumps([{"content": "hello from the script"}]))
-    process = subprocess.Popen([sys.executable, "-m", "ga.testing", str(script)], stdout=subprocess.PIPE, text=True)
+    checkout = Path(__file__).resolve().parents[2]  # `python -m tests.scripted` runs from a checkout
+    process = subprocess.Popen([sys.executable, "-m", "tests.scripted", str(script)], stdout=subprocess.PIPE, text=True,
+                               cwd=checkout)
     try:
         url = process.stdout.readline().split()[3]
         reply = _post(url, {"messages": MESSAGES}).json()

@@ -1,8 +1,0 @@
-"""python -m ga.testing SCRIPT.json [--port N]: serve a script of replies as a Chat Completions server."""
-
-from __future__ import annotations
-
-from ga.testing.script import main
-
-if __name__ == "__main__":
-    main()
