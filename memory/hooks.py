@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ga.config import Settings
 from ga.protocols import ToolOutcome
-from memory import index, learn, rules
+from memory import index, learning, rules
 
 
 class RunMemory:
@@ -23,10 +23,10 @@ class RunMemory:
                                   workdir=self.settings.workdir)
 
     def before(self, tool: str, args: dict, state: dict) -> None:
-        learn.before(tool, args, state, settings=self.settings, run_dir=self.run_dir)
+        learning.before(tool, args, state, settings=self.settings, run_dir=self.run_dir)
 
     def observe(self, tool: str, result: ToolOutcome, state: dict) -> None:
-        learn.observe(tool, result, state, settings=self.settings, run_id=self.run_id, run_dir=self.run_dir)
+        learning.observe(tool, result, state, settings=self.settings, run_id=self.run_id, run_dir=self.run_dir)
 
     def briefing(self, task: str) -> str:
         return rules.briefing(self.settings.home, task, self.settings.skills_path)

@@ -12,7 +12,7 @@ import re
 import shlex
 from pathlib import Path
 
-from memory.literals import suggested
+from memory.learn.literals import suggested
 from sop import ledger, retrieval, store
 from sop.library import Library, load
 from sop.skill import Skill

@@ -150,12 +150,15 @@ def _end(ui: Terminal | JsonlSink, run: Run, outcome: Outcome, settings: Setting
 
 
 def learn_from(ui: Terminal | JsonlSink, run: Run, outcome: Outcome, settings: Settings) -> None:
-    """What the run taught, learned (ga/cli/learning.py): no model request, so no spend and no evicted prefix."""
+    """What the run taught, learned (memory/learning.py): no model request, so no spend and no evicted prefix."""
     if run.gone:
         return  # GA_HOME went with the run folder: nothing to learn into
-    from ga.cli.learning import learn_after
+    from memory.learn.replay import SandboxReplayer
+    from memory.learning import after_run
+    from tools import code_run, sandbox_problem
 
-    learn_after(ui, run, outcome.status, settings)
+    replayer = SandboxReplayer(settings, run, code_run.SPEC, sandbox_problem) if settings.learn else None
+    after_run(settings, run, outcome.status, ui, replayer=replayer)
 
 
 def _sink(jsonl: bool, quiet: bool, raw: bool = False) -> Terminal | JsonlSink:

@@ -73,6 +73,9 @@ class ToolContext:
     """Lines put before this call's result (what a repair changed); a fresh list per call."""
     memory: Memory | None = None
     """Long-term memory, when the run has it (start_long_term_update briefs the model from it)."""
+    network: bool = True
+    """The sandbox may share the host's network when the user allows it (GA_SANDBOX_NET=1); False keeps it offline
+    whatever that says (the replay of a learnt script must not post the run's message a second time)."""
     check: bool = False
     """This call is the user's --check (ga/check.py), not the model's: code_run keeps workspace modules from standing
     in for the tools that judge the work, and reports the workspace files the check imported."""

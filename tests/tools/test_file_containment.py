@@ -159,7 +159,7 @@ def test_memory_is_written_only_after_start_long_term_update(user_home):
         result = call(ctx, "file_write", path=path, content='{"sandbox": false}\n')
         assert result.is_error and "rule: hidden-path" in result.content, path
     assert "STATECANARY" in (user_home / ".ga/runs/other-run/state.json").read_text()
-    ctx.state["memory_open"] = True  # what start_long_term_update sets; memory/learn.py then sanitises the file
+    ctx.state["memory_open"] = True  # what start_long_term_update sets; memory/learning.py then sanitises the file
     assert not call(ctx, "file_write", path=".ga/memory/facts.md", content="- a fact\n").is_error
     assert call(ctx, "file_write", path=".ga/config.toml", content="x\n").is_error  # still only memory
 

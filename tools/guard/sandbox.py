@@ -80,11 +80,12 @@ class Layout:
 
 
 def layout_for(workspace: Path, ga_home: Path, allow_paths: list[Path], environ: dict[str, str] | None = None,
-               kept: list[Path] | None = None, *, read_only: bool = False) -> Layout:
+               kept: list[Path] | None = None, *, read_only: bool = False, offline: bool = False) -> Layout:
     env = os.environ if environ is None else environ
     readable = tuple(Path(p).expanduser() for p in env.get(READ_ENV, "").split(os.pathsep) if p.strip())
+    network = network_allowed(env) and not read_only and not offline
     return Layout(workspace=workspace, ga_home=ga_home, writable=tuple(allow_paths), readable=readable,
-                  kept=tuple(kept or ()), network=network_allowed(env) and not read_only, limits=limits_from(env),
+                  kept=tuple(kept or ()), network=network, limits=limits_from(env),
                   read_only=read_only)
 
 

@@ -118,7 +118,7 @@ def _sandboxed(command: list[str], files: list[Path], ctx: ToolContext, *, cwd: 
     home = home_files.HomeGuard(home=Path.home())
     home.before(roots)
     layout = sandbox.layout_for(ctx.workspace, ctx.settings.home, ctx.settings.allow_paths, kept=kept,
-                                read_only=ctx.settings.mode == "plan")
+                                read_only=ctx.settings.mode == "plan", offline=not ctx.network)
     ports = () if layout.network or layout.read_only else sandbox_ports.ports_from()  # GA_SANDBOX_PORTS
     with sandbox_ports.host_bridge(ports) as bridge:
         argv = sandbox_ports.inside(command, bridge, ports) if bridge else command

@@ -1,9 +1,9 @@
 """Extraction: the code that did a verified run's work becomes a script, kept only if it reproduces the run.
 
-1. The run's work steps (memory/steps.py), replayed on a copy of the workspace as it was before the run: they must
+1. The run's work steps (steps.py), replayed on a copy of the workspace as it was before the run: they must
    reproduce the run's outputs (the files it made or changed, or the values of its answer).
 2. Each step is dropped in turn and kept out when the rest still reproduces: exploration and failed attempts go.
-3. The task's values in what is left become parameters (memory/script.py), and the script is replayed once more
+3. The task's values in what is left become parameters (script.py), and the script is replayed once more
    with this run's values, then the run's check, if it had one, is run on the result.
 
 Replays run through the same policy and sandbox as code_run, without network, on copies: never on the workspace.
@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from memory import snapshot
-from memory.literals import Parameter
-from memory.script import Lifter, Script, build
-from memory.steps import Step, programs, work_steps
+from memory.learn import snapshot
+from memory.learn.literals import Parameter
+from memory.learn.script import Lifter, Script, build
+from memory.learn.steps import Step, programs, work_steps
 
 BUDGET = 120.0
 """Seconds all replays of one run may take; past it the steps found so far are kept, or nothing is learnt."""

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ga.tooling.redact import MARK
-from memory.extract import Extraction
 from memory.guard import scrub
+from memory.learn.extract import Extraction
 from sop import ledger, store
 from sop.library import Library, load, save
 from sop.skill import MAX_DESCRIPTION, Skill

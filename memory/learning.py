@@ -4,7 +4,7 @@ before its first change), and what happens after.
 After a finished run (GA_LEARN on): secrets swept out of whatever memory files the run touched, the ledger of
 every SOP it read or ran updated, a one-paragraph archive written, and, when the run is verified (its --check
 passed; without one, it ended done with its last calls succeeding), the code that did its work extracted into a
-script SOP, kept only when a replay reproduces the run (memory/extract.py). No model request is made, so a local
+script SOP, kept only when a replay reproduces the run (memory/learn/). No model request is made, so a local
 model's cached prompt stays warm. Nothing here can fail the run: every error becomes one terminal line.
 """
 
@@ -24,11 +24,11 @@ from ga.config import Settings
 from ga.protocols import UI, ToolOutcome
 from ga.runs.folder import Run
 from ga.tooling import stamps
-from memory import snapshot
-from memory.extract import Replayer, extract
 from memory.guard import is_memory_path, opened_skill, run_secrets, sanitize, scrub
 from memory.index import refresh
-from memory.learnt import save_learnt
+from memory.learn import snapshot
+from memory.learn.extract import Replayer, extract
+from memory.learn.learnt import save_learnt
 from sop import ledger, store
 from sop.library import archive, load, save
 from sop.skill import SKILL_FILE

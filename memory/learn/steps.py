@@ -1,7 +1,7 @@
 """What did a run's work, read from its trajectory: the tool calls that succeeded and change things, in order.
 
 Reads (file_read, web_scan...) and failed calls are dropped here; exploration that changed nothing is dropped
-later, by replaying without it (memory/extract.py). A program the run wrote and then ran (`python3 solve.py`)
+later, by replaying without it (extract.py). A program the run wrote and then ran (`python3 solve.py`)
 is one step: running that program, its text kept as it was when it ran.
 """
 

@@ -11,7 +11,7 @@ import ast
 import re
 from collections.abc import Callable
 
-from memory.literals import Literal, Parameter
+from memory.learn.literals import Literal, Parameter
 
 Naming = Callable[[Literal], str]
 """The parameter name of a literal (registers it as used)."""

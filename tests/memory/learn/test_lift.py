@@ -6,9 +6,9 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from memory.literals import parameters, task_literals
-from memory.script import Lifter, build
-from memory.steps import Step, work_steps
+from memory.learn.literals import parameters, task_literals
+from memory.learn.script import Lifter, build
+from memory.learn.steps import Step, work_steps
 
 TASK = "In `server.log`, count the lines with ERROR and write the count into `errors.txt` (level 35)."
 

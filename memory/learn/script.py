@@ -14,9 +14,9 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from memory import lift_python, lift_shell
-from memory.literals import Literal, Parameter, parameters, said_in_task, task_literals
-from memory.steps import Step
+from memory.learn import lift_python, lift_shell
+from memory.learn.literals import Literal, Parameter, parameters, said_in_task, task_literals
+from memory.learn.steps import Step
 
 ENTRY_SH = "run.sh"
 HEREDOC = "LEARNT_STEP"

@@ -13,9 +13,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from memory import lift_python
-from memory.lift_python import Naming
-from memory.literals import Literal, Parameter
+from memory.learn import lift_python
+from memory.learn.lift_python import Naming
+from memory.learn.literals import Literal, Parameter
 
 PythonParams = Callable[[list[str]], list[Parameter]]
 """The parameters (by name) a Python here-document reads from the environment."""
