@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ga.runs.disk import open_regular
 from sop import store, translate, words
 from sop.ledger import keywords_of
 from sop.skill import Skill
@@ -180,7 +179,7 @@ def _fields(skills: list[Skill], home: Path | None) -> list[tuple[list[str], lis
         return [skill_fields(s) for s in skills]
     path = home / "cache" / "sop-tokens.json"
     try:
-        with open_regular(path) as f:  # a FIFO or a link planted there is no cache
+        with store.open_regular(path) as f:  # a FIFO or a link planted there is no cache
             known = json.loads(f.read().decode("utf-8"))
         known = known if isinstance(known, dict) else {}
     except (OSError, ValueError):

@@ -20,6 +20,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 ARCHIVED = ".archived"
 PRIVATE_DIR = 0o700
@@ -80,6 +81,21 @@ def locked(home: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # closing releases the lock
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """A file of ga's own opened for reading only when it is a regular file: never through a symbolic link, never
+    waiting on a FIFO (one planted in GA_HOME/cache hung every run). FileNotFoundError when it is missing, another
+    OSError when it is not a regular file."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
 
 
 STALE_TEMP_AGE = 600

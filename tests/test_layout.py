@@ -109,6 +109,12 @@ def test_memory_builds_on_sop_and_never_the_reverse():
     assert not wrong, wrong
 
 
+def test_sop_imports_nothing_from_ga():
+    """The SOP library stands alone (its files, ledger and retrieval): memory and the composition root build on it."""
+    wrong = [f"{m} imports {t}" for m, t in _edges() if m.startswith("sop") and t.split(".")[0] == "ga"]
+    assert not wrong, wrong
+
+
 def test_no_import_circles_between_rooms_or_modules():
     """Neither rooms nor modules import each other in a circle, not even through annotations."""
     modules = _modules()

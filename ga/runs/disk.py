@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import fcntl
 import os
-import stat
 import tempfile
 from pathlib import Path
-from typing import BinaryIO
 
 
 def atomic_write(path: Path, text: str, *, sync: bool = False) -> None:
@@ -27,21 +25,6 @@ def atomic_write(path: Path, text: str, *, sync: bool = False) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-
-
-def open_regular(path: Path) -> BinaryIO:
-    """A file of ga's own opened for reading only when it is a regular file: never through a symbolic link, never
-    waiting on a FIFO (one planted in GA_HOME/cache hung every run). FileNotFoundError when it is missing, another
-    OSError when it is not a regular file."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{path} is not a regular file")
-        os.set_blocking(fd, True)
-    except BaseException:
-        os.close(fd)
-        raise
-    return os.fdopen(fd, "rb")
 
 
 def hold_lock(path: Path) -> int:
