@@ -20,9 +20,10 @@ import pytest
 from tests.scripted import ScriptedServer, tool_call
 
 ROOT = Path(__file__).resolve().parents[1]
-SHIPPED = ("ga", "tools", "memory", "sop", "bench/__init__.py", "bench/harness")
+SHIPPED = ("ga", "tools", "memory", "sop")
 """What the wheel must hold, all of it: the packages ga runs from and the data beside their modules."""
-NOT_SHIPPED = ("tests", "bench/suites", "bench/perf", "bench/results", "docs", ".ci")
+NOT_SHIPPED = ("tests", "bench", "docs", ".ci")
+"""The benchmark (`ga bench`) and the scripted model it drives ga with run from a checkout."""
 
 
 def source_files() -> list[str]:
@@ -71,6 +72,24 @@ def venv(wheel, tmp_path_factory) -> Path:
     return folder
 
 
+@pytest.fixture(scope="module")
+def editable(tmp_path_factory) -> tuple[Path, Path]:
+    """(a copy of the checkout, a virtualenv with it installed editable: `pip install -e .`, as the README's test
+    command does), the installed packages mapped into the copy and nothing else of it on sys.path."""
+    source, folder = tmp_path_factory.mktemp("checkout"), tmp_path_factory.mktemp("editable")
+    for name in source_files():
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, source / name)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True, timeout=120)
+    (inner,) = (folder / "lib").glob("python*/site-packages")
+    (inner / "borrowed.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    proc = subprocess.run([sys.executable, "-m", "pip", "--python", str(folder / "bin" / "python"), "install", "-q",
+                           "--no-deps", "--no-index", "--no-build-isolation", "--disable-pip-version-check", "-e",
+                           str(source)], capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return source, folder
+
+
 def installed_ga(venv: Path, args: list[str], cwd: Path, home: Path, server: ScriptedServer | None = None,
                  program: list[str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
     """`ga ARGS` as a user of the installed package types it: the venv's bin first on PATH, in a folder of theirs."""
@@ -88,7 +107,7 @@ def test_the_wheel_holds_every_module_and_data_file_ga_reads_and_nothing_else(wh
     wanted = {f for f in source_files() if f.startswith(SHIPPED) and "__pycache__" not in f}
     assert wanted - names == set(), "missing from the wheel"
     assert {"ga/prompts/system.md", "ga/model/models.toml", "ga/local/nocrash.patch", "memory/rules.md",
-            "tools/web/page_scan.js", "bench/harness/report_template.html"} <= names
+            "tools/web/page_scan.js"} <= names
     assert any(n.startswith("sop/seeds/") and n.endswith("/SKILL.md") for n in names)
     assert not [n for n in names if n.startswith(NOT_SHIPPED) or n == "run.py"]
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
@@ -128,6 +147,24 @@ def test_installed_ga_detaches_without_a_checkout_and_the_child_speaks_as_ga(ven
     assert followed.returncode == 4, followed.stdout + followed.stderr
     assert re.search(rf"with:? ga --resume {run_id}", followed.stdout), followed.stdout
     assert "run.py" not in followed.stdout and "-m ga" not in followed.stdout
+
+
+def test_installed_ga_says_in_one_line_that_the_bench_runs_from_a_checkout(venv, tmp_path):
+    proc = installed_ga(venv, ["bench", "bench/suites", "--agents", "oracle"], tmp_path, tmp_path / "home")
+    assert proc.returncode == 2 and proc.stdout == "", proc.stdout + proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert "runs from a checkout" in line and "docs/bench.md" in line and "Traceback" not in proc.stderr
+
+
+def test_an_editable_install_runs_the_bench_and_its_scripted_upstream_from_the_checkout(editable, tmp_path):
+    source, venv = editable
+    out = tmp_path / "out"
+    proc = installed_ga(venv, ["bench", str(source / "bench" / "suites" / "offline" / "fix-calc-bug"), "--agents", "ga",
+                               "--upstream", "scripted", "--out", str(out), "--no-report"], tmp_path,
+                        tmp_path / "home", timeout=240)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (row,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert row["success"] is True and row["requests"] > 0, row
 
 
 def test_python_dash_m_ga_is_the_same_program_and_ignores_a_project_tools_package(venv, tmp_path):

@@ -17,7 +17,7 @@ COMMANDS: dict[str, str] = {
     "stop": "ga.cli.commands.stop",
     "schedule": "ga.cli.commands.schedule",
     "config": "ga.cli.commands.config",
-    "bench": "bench.harness.cli",
+    "bench": "ga.cli.commands.bench",
     "memory": "memory.cli",
     "models": "ga.cli.commands.models",
     "completion": "ga.cli.commands.completion",
