@@ -2,10 +2,10 @@
 
 The command runs as a code_run call would (through the one dispatch path: the command policy, the sandbox, the time
 limits), in the workspace, but with no workspace module standing in for the tools that judge the work (Python's safe
-path, the workspace last on sys.path: tools/process/check_env.py); the files made or changed during the run that the
-check imported or read are listed in its result. Exit 0 ends the run done and verified. Otherwise its output goes back
-to the model as a failed step and the run goes on; check failures count in the escalation like any failure, so the
-same failure again moves to stage 2, then to stage 3's question to the human (autonomous: the run pauses).
+path, the workspace last on sys.path: ga/tooling/boundary/check_env.py); the files made or changed during the run
+that the check imported or read are listed in its result. Exit 0 ends the run done and verified. Otherwise its output
+goes back to the model as a failed step and the run goes on; check failures count in the escalation like any failure,
+so the same failure again moves to stage 2, then to stage 3's question to the human (autonomous: the run pauses).
 """
 
 from __future__ import annotations

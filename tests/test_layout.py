@@ -115,6 +115,19 @@ def test_sop_imports_nothing_from_ga():
     assert not wrong, wrong
 
 
+def test_the_boundary_has_one_room():
+    """Hidden and protected places, confined file access, the check's Python and a run's sealed settings live in
+    ga/tooling/boundary/ (a new protected place has one home), which builds on nothing above ga.tooling."""
+    assert not [n for n in ("ga/tooling/hidden.py", "ga/tooling/protected.py", "tools/files/confined.py",
+                            "tools/process/check_env.py", "ga/runs/trust.py") if (ROOT / n).exists()]
+    modules = _modules(("ga",))
+    assert {"hidden", "protected", "confined", "check_env", "trust"} <= {
+        m.rpartition(".")[2] for m in modules if m.startswith("ga.tooling.boundary.")}
+    wrong = [f"{m} imports {t}" for m, t in _edges() if m.startswith("ga.tooling.boundary")
+             and t.startswith("ga") and _room(t) not in ("ga.base", "ga.tooling")]
+    assert not wrong, wrong
+
+
 def test_no_import_circles_between_rooms_or_modules():
     """Neither rooms nor modules import each other in a circle, not even through annotations."""
     modules = _modules()

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 
 from ga.errors import ToolError
 from ga.tooling import stamps
+from ga.tooling.boundary.confined import Place, confined
 from ga.tooling.permissions import SideEffect
 from ga.tooling.spec import ToolContext, ToolResult, ToolSpec
 from tools.files import fileio
-from tools.files.confined import Place, confined
 from tools.files.matching import NUMBERS_NOTE, line_count, line_of, locate, locate_numbered, many, no_match
 
 DIFF_CONTEXT = 3

@@ -13,11 +13,11 @@ from typing import BinaryIO
 
 from ga.errors import ToolError
 from ga.tooling import stamps
+from ga.tooling.boundary.confined import Place, confined
 from ga.tooling.budget import SHOWN_RESULTS
 from ga.tooling.permissions import SideEffect
 from ga.tooling.spec import ToolContext, ToolResult, ToolSpec
 from tools.files import fileio
-from tools.files.confined import Place, confined
 
 MAX_LINE_CHARS = 2000
 DEFAULT_COUNT = 200

@@ -16,10 +16,10 @@ from itertools import chain
 
 from ga.errors import ToolError
 from ga.tooling import stamps
+from ga.tooling.boundary.confined import Place, confined
 from ga.tooling.permissions import SideEffect
 from ga.tooling.spec import ToolContext, ToolResult, ToolSpec
 from tools.files import fileio
-from tools.files.confined import Place, confined
 from tools.files.matching import NUMBERS_NOTE, unnumbered
 
 MODES = ("overwrite", "append", "prepend")

@@ -27,10 +27,11 @@ from ga.errors import ServerUnreachable
 from ga.invocation import invocation
 from ga.jobs import notify
 from ga.model.settings import ModelSettings, settings_for
-from ga.runs import detach, trust
+from ga.runs import detach
 from ga.runs.folder import Run
 from ga.runs.liveness import Heartbeat
 from ga.runs.mailbox import Inbox, clear_outbox, write_outbox
+from ga.tooling.boundary import trust
 from ga.tooling.redact import redact, redact_data
 
 if TYPE_CHECKING:
@@ -43,8 +44,8 @@ if TYPE_CHECKING:
 LOCAL = "local"
 """The model name of the embedded model (ga.local.endpoint.LOCAL): its module is imported for --local only."""
 def open_run(settings: Settings, task: str | None, resume: str | None, given: set[str]) -> tuple[Run, Settings]:
-    """A new run, or the run to resume with the settings it keeps (ga/runs/trust.py: never relaxed by an edit of its
-    state.json)."""
+    """A new run, or the run to resume with the settings it keeps (ga/tooling/boundary/trust.py: never relaxed by an
+    edit of its state.json)."""
     if not resume:
         return Run.create(settings.runs_dir, task or "", trust.record(settings)), settings
     run = Run.open(settings.runs_dir, resume)

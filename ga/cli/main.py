@@ -191,7 +191,7 @@ def _continue(args: argparse.Namespace, settings: Settings) -> None:
 
 def _remembered(settings: Settings, resume: str) -> dict:
     from ga.runs.folder import Run
-    from ga.runs.trust import remembered_endpoint
+    from ga.tooling.boundary.trust import remembered_endpoint
 
     try:
         return remembered_endpoint(Run.open(settings.runs_dir, resume))

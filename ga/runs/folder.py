@@ -23,8 +23,9 @@ from pathlib import Path
 from ga.errors import AgentStop, ConfigError
 from ga.invocation import invocation
 from ga.protocols import Usage
-from ga.runs import liveness, trust
+from ga.runs import liveness
 from ga.runs.disk import atomic_write, hold_lock, private_folder
+from ga.tooling.boundary import trust
 from ga.tooling.encoding import dumps
 from ga.tooling.redact import redact_data
 from ga.tooling.spec import ran

@@ -51,9 +51,10 @@ def confine(path: str, workspace: Path, roots: list[Path], *, write: bool) -> Pa
     """Resolve `path` (relative to the workspace) and refuse it unless it lies inside an allowed root.
 
     Symlinks and `..` are resolved first, so a link pointing out of the workspace is refused too. The file tools
-    then open exactly the returned path without following links (tools/files/confined.py), so a link that changes after
-    this check cannot take them outside. A path outside is never rewritten onto a workspace file, whatever it looks
-    like: the refusal names the workspace file the model may have meant, and a model that reads errors retries.
+    then open exactly the returned path without following links (ga/tooling/boundary/confined.py), so a link that
+    changes after this check cannot take them outside. A path outside is never rewritten onto a workspace file,
+    whatever it looks like: the refusal names the workspace file the model may have meant, and a model that reads
+    errors retries.
     """
     if not path or "\x00" in path:
         raise PermissionDenied(f"Invalid path {path!r}: give a file path relative to the workspace.")

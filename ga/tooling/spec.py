@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 from ga.config import Settings
 from ga.protocols import UI, Memory
+from ga.tooling.boundary.protected import admit
 from ga.tooling.budget import RESULTS_CHARS
 from ga.tooling.permissions import SideEffect, confine
-from ga.tooling.protected import admit
 from ga.tooling.redact import redact, redact_data
 
 if TYPE_CHECKING:

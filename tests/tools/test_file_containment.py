@@ -15,8 +15,8 @@ import pytest
 
 from ga.config import load_settings
 from ga.protocols import ToolCall
+from ga.tooling.boundary.hidden import Hidden
 from ga.tooling.dispatch import Dispatcher
-from ga.tooling.hidden import Hidden
 from ga.tooling.spec import ToolContext
 from tests.ga.cli.test_cli import ga
 from tests.scripted import ScriptedServer, ScriptedTerminal, tool_call

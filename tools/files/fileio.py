@@ -1,6 +1,6 @@
 """What the file tools share: per-file locks, change stamps, regular-file checks, binary sniffing, path hints.
 
-Opening, creating and replacing files happens in tools/files/confined.py, never by path."""
+Opening, creating and replacing files happens in ga/tooling/boundary/confined.py, never by path."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from typing import BinaryIO
 
 from ga.errors import PermissionDenied, ToolError
 from ga.tooling import stamps
+from ga.tooling.boundary import confined
+from ga.tooling.boundary.confined import Place
 from ga.tooling.spec import ToolContext
-from tools.files import confined
-from tools.files.confined import Place
 
 SNIFF_BYTES = 8192
 COPY_CHUNK = 1 << 20

@@ -13,8 +13,8 @@ against the whole script: `git reset --hard*` does not approve `git reset --hard
 A script runs when each of its dangerous findings is allowed by its rule id or by a pattern matching its
 command. The catastrophic tier is never allowed, by the file or by a human.
 
-The file is a protected path (ga/tooling/protected.py): no tool writes it unasked. A change made to it while a run
-is going (by whatever means) is not trusted by that run: it keeps the policy it read before its first script
+The file is a protected path (ga/tooling/boundary/protected.py): no tool writes it unasked. A change made to it while
+a run is going (by whatever means) is not trusted by that run: it keeps the policy it read before its first script
 ran (saved with the run, so a resume keeps it too).
 """
 

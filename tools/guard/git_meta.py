@@ -24,7 +24,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ga.tooling.protected import GIT_IN_HOME, GIT_NAMES, is_git_dir
+from ga.tooling.boundary.protected import GIT_IN_HOME, GIT_NAMES, is_git_dir
 
 DISABLED = ".disabled-by-ga"
 SAFE_KEYS = (

@@ -9,7 +9,7 @@ the host, outside any sandbox, long after the run. So, whatever the workspace:
 - after it, a dot-entry it created at HOME's top (.bash_profile, .pam_environment...) or a ~/bin, and a symlinked
   one it replaced, are moved aside as NAME.disabled-by-ga (the link is put back); the result says what moved.
 
-Credential stores and shell histories are hidden outright (sandbox.py, from the list in ga/tooling/hidden.py).
+Credential stores and shell histories are hidden outright (sandbox.py, from the list in ga/tooling/boundary/hidden.py).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ga.tooling.protected import why_protected
+from ga.tooling.boundary.protected import why_protected
 from tools.guard.shell_expand import PARAMETER, expand_parameter
 
 UNKNOWN = "${UNKNOWN}"
@@ -75,7 +75,7 @@ class Places:
     home: Path
     cwd: Path
     ga_home: Path | None = None
-    """GA_HOME: its configuration files are protected paths (ga/tooling/protected.py)."""
+    """GA_HOME: its configuration files are protected paths (ga/tooling/boundary/protected.py)."""
     variables: dict[str, str] = field(default_factory=dict)
     """Shell variables the script set; UNKNOWN when set to something only run time knows."""
     cwd_known: bool = True

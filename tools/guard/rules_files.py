@@ -1,7 +1,7 @@
 """The file-system rules of the command policy: deletes, writes, moves, copies, in-place edits, permissions.
 
 A rule gets one simple command's arguments and reports through `flag(verdict, rule_id, reason)`. Paths are
-placed by places.py; what is protected (`.git`, ga's configuration) comes from ga/tooling/protected.py.
+placed by places.py; what is protected (`.git`, ga's configuration) comes from ga/tooling/boundary/protected.py.
 """
 
 from __future__ import annotations

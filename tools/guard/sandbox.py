@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ga.errors import ToolError
-from ga.tooling.hidden import Hidden
-from ga.tooling.protected import own_code
+from ga.tooling.boundary.hidden import Hidden
+from ga.tooling.boundary.protected import own_code
 from tools.guard.home_files import startup_entries
 from tools.guard.sandbox_limits import Limits, limits_from, with_rlimits
 from tools.guard.sandbox_probe import ISOLATION, bwrap_path, probe, sized_tmpfs
@@ -228,8 +228,8 @@ def _homes(home: Path) -> frozenset[Path]:
 
 
 def _secrets(layout: Layout, writable: list[Path], shown: list[Path]) -> list[Path]:
-    """The hidden places (ga/tooling/hidden.py: credential stores, histories, GA_HOME, the local model's key) where
-    they would still be visible, unless the user named them."""
+    """The hidden places (ga/tooling/boundary/hidden.py: credential stores, histories, GA_HOME, the local model's
+    key) where they would still be visible, unless the user named them."""
     found = Hidden(home=layout.home, ga_home=layout.ga_home, named=(*layout.readable, *layout.writable)).places()
     visible = [*writable, *shown, *SYSTEM]
     return [p for p in found if _under(p, visible)]

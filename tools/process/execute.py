@@ -13,10 +13,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from ga.tooling.boundary import check_env
 from ga.tooling.spec import ToolContext, ToolResult
 from tools.guard import escape, git_meta, home_files, sandbox, sandbox_ports
 from tools.guard.approval import script_cwd
-from tools.process import DEFAULT_TIMEOUT, MAX_TIMEOUT, check_env, environment, hints, lifetime, runner, written
+from tools.process import DEFAULT_TIMEOUT, MAX_TIMEOUT, environment, hints, lifetime, runner, written
 
 TAIL_CHARS = 50_000
 TAIL_LINES = 2_000

@@ -24,7 +24,7 @@ from typing import BinaryIO, TypeVar
 
 from ga.errors import PermissionDenied, ToolError
 from ga.tooling import stamps
-from ga.tooling.protected import hidden_for
+from ga.tooling.boundary.protected import hidden_for
 from ga.tooling.spec import ToolContext
 
 T = TypeVar("T")

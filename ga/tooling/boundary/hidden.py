@@ -1,7 +1,7 @@
 """Places hidden from the model: credential stores in HOME, ga's own home (GA_HOME) and the local model server's key.
 
 One list for both sides, whatever the workspace holds (it may be HOME itself): the sandbox masks these places
-(tools/guard/sandbox.py) and the file tools refuse to read or write them (ga/tooling/protected.py). The user shows a
+(tools/guard/sandbox.py) and the file tools refuse to read or write them (protected.py). The user shows a
 credential store by naming it, or something inside it (--allow-path ~/.aws, GA_SANDBOX_READ=~/.ssh/known_hosts); a
 folder that merely holds one (--allow-path ~) shows none. GA_HOME is never shown whole, naming or not: the sandbox
 shows its SOPs (read-only); the file tools read its SOPs, its memory and the run's own folder, and write memory only

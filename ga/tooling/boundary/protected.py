@@ -14,7 +14,7 @@
 
 A file tool's write there needs a human's approval (asked on a terminal, refused unattended); confirm mode
 counts as approval, since the human already saw the change. Before that, `admit` refuses outright what the model
-never reaches (ga/tooling/hidden.py: credential stores, GA_HOME, the local model's key) and memory written outside
+never reaches (hidden.py: credential stores, GA_HOME, the local model's key) and memory written outside
 the memory path. code_run's policy flags the same paths (HOME's start-up files as outside the workspace), and all of
 GA_HOME (tools/guard); inside the sandbox they are read-only or hidden, and git metadata a command creates is made
 harmless after it (tools/guard/git_meta.py).
@@ -33,7 +33,7 @@ from pathlib import Path
 from ga.config import Settings
 from ga.errors import PermissionDenied
 from ga.protocols import UI
-from ga.tooling.hidden import Hidden
+from ga.tooling.boundary.hidden import Hidden
 
 IN_GA_HOME = ("policy.json", "settings.*", "config.*", ".env", "schedule", "schedule/*", "memory/rules*",
               "memory/RULES*")
@@ -107,7 +107,7 @@ def makes_git_dir(path: Path) -> bool:
 @functools.lru_cache(maxsize=1)
 def own_code() -> tuple[Path, ...]:
     """ga's code (checkout or installed package), the standard library, site-packages and ga's virtualenv."""
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]  # ga/tooling/boundary/ → the checkout or site-packages
     paths = [root / name for name in OWN_CODE]
     scheme = sysconfig.get_paths()
     paths += [Path(scheme[key]) for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in scheme]

@@ -1,4 +1,4 @@
-"""Loaded by every Python process of ga's --check (tools/process/check_env.py puts this folder on PYTHONPATH).
+"""Loaded by every Python process of ga's --check (ga/tooling/boundary/check_env.py puts this folder on PYTHONPATH).
 
 The workspace goes last on sys.path: its own modules still import, but none takes the place of the standard
 library's or an installed package's (a pytest.py or unittest.py written by the run cannot answer for the real one).

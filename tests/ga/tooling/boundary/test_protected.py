@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from ga.protocols import ToolCall
+from ga.tooling.boundary.protected import why_protected
 from ga.tooling.dispatch import Dispatcher
-from ga.tooling.protected import why_protected
 from tools.file_patch import SPEC as PATCH
 from tools.file_write import SPEC as WRITE
 
@@ -36,7 +36,7 @@ def test_git_metadata_anywhere_ga_s_own_code_and_home_git_config_are_protected(t
     for path in (tmp_path / "w/vendor/lib/.git/config", tmp_path / "w/.gitmodules", crafted / "config",
                  crafted / "hooks/pre-commit", home / ".gitconfig", home / ".config/git/config"):
         assert why_protected(path, ga_home, home), path
-    own = Path(why_protected.__code__.co_filename).resolve().parents[2]  # ga's checkout (or site-packages)
+    own = Path(why_protected.__code__.co_filename).resolve().parents[3]  # ga's checkout (or site-packages)
     for path in (own / "ga/__init__.py", own / "tools/code_run.py", own / "run.py"):
         assert "ga's own code" in why_protected(path, ga_home, home), path
     for path in (tmp_path / "w/src/config", tmp_path / "w/HEAD.md", home / ".bashrc"):
