@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from ga.testing.script import ScriptedServer, tool_call
 from tests.ga.cli.test_cli import ga
+from tests.scripted.script import ScriptedServer, tool_call
 
 FIVE = {"file_read", "file_patch", "file_write", "code_run", "ask_user"}
 

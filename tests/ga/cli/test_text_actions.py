@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
-from ga.testing.script import ScriptedServer
 from tests.ga.cli.test_cli import ga, only_run
+from tests.scripted.script import ScriptedServer
 
 BASH = {"GA_MODEL_SETTINGS": "small:action_format=bash"}
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from ga.context.workspace import preview
-from ga.testing.script import ScriptedServer
 from tests.ga.cli.test_cli import ga
+from tests.scripted.script import ScriptedServer
 
 
 def test_a_small_workspace_shows_its_files_first_lines_and_a_large_one_only_names(tmp_path):
