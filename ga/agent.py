@@ -51,6 +51,8 @@ class Agent:
         self.context: Context | None = None
         self.escalation = Escalation(run=run, settings=settings, ui=ui, model_settings=self.model_settings)
         self.keep_open = False  # the chat goes on after start() returns: the tools stay open (it closes ctx)
+        self.keep_unstarted = False
+        """A run nobody watches (--detach, a schedule) is kept, ended `failed`, even when no server answered."""
         self.clock = time.monotonic()
         if settings.max_time:
             self.ctx.deadline = self.clock + settings.max_time
@@ -94,7 +96,7 @@ class Agent:
                 self.inbox.deliver(self.record)  # turn boundary: the human's messages, a stop request
                 self.step()
         except ServerUnreachable as stop:
-            if self.fresh and not self.turns:
+            if self.fresh and not self.turns and not self.keep_unstarted:
                 raise  # nothing happened: the caller keeps no run
             outcome = self._outcome(stop)
         except AgentStop as stop:

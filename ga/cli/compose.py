@@ -102,7 +102,7 @@ def run_task(settings: Settings, *, task: str | None, resume: str | None = None,
             clear_outbox(run)
             with _serving(settings, run.folder / "local-server.log", ui.notice) as settings:
                 run.state.setdefault("context", {})["steps"] = settings.context_steps or "small"
-                outcome = _drive(run, settings, Heartbeat(ui, run.folder), answer=answer)
+                outcome = _drive(run, settings, Heartbeat(ui, run.folder), answer=answer, keep=detached)
                 outcome.model, outcome.duration_s = settings.model, round(time.monotonic() - began, 3)
                 run.unlock()
                 _end(ui, run, outcome, settings, jsonl=jsonl)  # while a --local model serves: learning may need it
@@ -256,8 +256,9 @@ def _serving(settings: Settings, log: Path, notice: Callable[[str], None]) -> co
     return serving(settings, log, notice, meanwhile=_load)
 
 
-def _drive(run: Run, settings: Settings, ui: Heartbeat, *, answer: str | None) -> Outcome:
+def _drive(run: Run, settings: Settings, ui: Heartbeat, *, answer: str | None, keep: bool = False) -> Outcome:
     agent = build_agent(run, settings, ui, answer=answer)
+    agent.keep_unstarted = keep  # a background run that cannot reach its server keeps its reason
     # SIGTERM (e.g. a job runner stopping us) is handled like Ctrl-C: the run is saved and resumable
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:

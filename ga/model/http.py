@@ -79,8 +79,9 @@ class Exchange:
             timed_out = self.deadline is not None and now >= self.deadline  # the attempt before was given up
             why = self.last or (f"no complete reply within {self.request_timeout:g} s" if timed_out else
                                 "the connection failed")
-            if self.on_retry:
-                self.on_retry(f"{why}; retrying (retry {retry} of {self.retries})")
+            most = self.retries if self.reached else min(self.retries, FIRST_CONTACT_TRIES - 1)
+            if self.on_retry:  # a server never heard from gets fewer tries: the count says so
+                self.on_retry(f"{why}; retrying (retry {retry} of {most})")
         self.attempts, self.last = self.attempts + 1, ""
         ends = now + self.request_timeout
         self.deadline = ends if self.run_deadline is None else min(ends, self.run_deadline)
