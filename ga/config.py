@@ -196,6 +196,10 @@ def load_settings(env: Mapping[str, str] | None = None, *, remembered_url: str =
     settings.workdir = Path(settings.workdir).expanduser().resolve()
     if not settings.workdir.is_dir():
         raise ConfigError(f"--workdir {settings.workdir} is not a folder")
+    if not os.access(settings.workdir, os.R_OK | os.X_OK):
+        raise ConfigError(f"the workspace {settings.workdir} cannot be read (permission denied): run ga where you may "
+                          "read, or give --workdir DIR")
+    _check_ports(env.get("GA_SANDBOX_PORTS", ""))
     if settings.mode not in ("default", "plan", "confirm"):
         raise ConfigError(f"unknown permission mode {settings.mode!r}: use default, plan or confirm")
     if settings.context_steps not in ("", "small", "large"):
@@ -222,6 +226,14 @@ def _memory_env(env: Mapping[str, str]) -> dict[str, object]:
     if raw := env.get("GA_SKILLS_PATH", ""):
         values["skills_path"] = [Path(p).expanduser().resolve() for p in raw.split(os.pathsep) if p.strip()]
     return values
+
+
+def _check_ports(given: str) -> None:
+    """GA_SANDBOX_PORTS: host ports by number, comma-separated (tools/guard/sandbox_ports.py reads them)."""
+    for part in filter(None, (p.strip() for p in given.split(","))):
+        if not part.isdigit() or not 0 < int(part) < 65536:
+            raise ConfigError(f"GA_SANDBOX_PORTS={given.strip()!r}: {part!r} is not a port; give the host's ports by "
+                              "number, comma-separated (e.g. GA_SANDBOX_PORTS=8799,5432)")
 
 
 def _check_thresholds(s: Settings) -> None:

@@ -305,5 +305,5 @@ def build_agent(run: Run, settings: Settings, ui: Heartbeat, *, answer: str | No
     if settings.mode == "plan":
         ui.info(plan_header())  # whether code may look, and how confined
     if read := run.state.get("agents_md"):  # a resumed run's; a new run's are said as they are read (agents_md.py)
-        ui.info("instructions read: " + ", ".join(read))
+        ui.notice("instructions read: " + ", ".join(read))
     return agent

@@ -1,6 +1,7 @@
 """AGENTS.md: the instructions a project (and the user) keeps for coding agents, the convention Codex, Pi and Claude
-Code read. ga reads the user's own (GA_HOME/AGENTS.md) and the workspace's, with those of the folders above it up
-to the repository's root (or HOME), the nearest last so it has the last word; all of it capped in size.
+Code read (a folder without one may have Claude Code's CLAUDE.md: read in its place). ga reads the user's own
+(GA_HOME/AGENTS.md) and the workspace's, with those of the folders above it up to the repository's root (or HOME),
+the nearest last so it has the last word; all of it capped in size.
 
 It goes into the run's first user message, not the system prompt: the system prompt stays the same for runs in
 every folder, so a prompt-caching server keeps reusing it.
@@ -13,6 +14,7 @@ from pathlib import Path
 from ga.protocols import UI
 
 NAME = "AGENTS.md"
+FALLBACK = "CLAUDE.md"
 MAX_BYTES = 8_192
 """All AGENTS.md text at most (about 2,000 tokens); past it the text is cut and says so."""
 
@@ -23,10 +25,30 @@ def sources(workdir: Path, ga_home: Path) -> list[Path]:
     home = Path.home()
     for folder in [workdir, *workdir.parents]:
         folders.append(folder)
-        if folder == home or (folder / ".git").exists():
+        if folder == home or _exists(folder / ".git"):
             break
-    found = [ga_home / NAME, *(f / NAME for f in reversed(folders))]
-    return [p for p in dict.fromkeys(found) if p.is_file()]
+    found = [ga_home / NAME, *(_instructions(f) for f in reversed(folders))]
+    return [p for p in dict.fromkeys(found) if _is_file(p)]
+
+
+def _instructions(folder: Path) -> Path:
+    """A folder's AGENTS.md, or its CLAUDE.md where it has none (Claude Code's name for the same thing)."""
+    agents = folder / NAME
+    return agents if _is_file(agents) or not _is_file(folder / FALLBACK) else folder / FALLBACK
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:  # a folder above that may not be read: as if it had nothing
+        return False
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def notes(workdir: Path, ga_home: Path) -> tuple[str, list[Path]]:

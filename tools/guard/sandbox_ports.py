@@ -5,7 +5,7 @@ host's, so a test against the user's database or dev server is refused. For each
 listens on a Unix socket in a private folder (0700) and connects what arrives to the host's 127.0.0.1:PORT; inside
 the sandbox, before the command starts, a forwarder listens on 127.0.0.1:PORT and passes each connection to that
 socket (the folder is bound in read-only: connecting needs no write). Only the ports named are reachable, only on the
-host's loopback, only during the code_run call; plan mode forwards none.
+host's loopback, only while the run lasts (its box: tools/process/box.py); plan mode forwards none.
 
 Both sides are one standard-library program (FORWARDER), run with `python -I -S -c`: inside the sandbox ga's own
 files may not be visible, only the interpreter.

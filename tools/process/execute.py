@@ -17,7 +17,7 @@ from ga.tooling.boundary import check_env
 from ga.tooling.spec import ToolContext, ToolResult
 from tools.guard import escape, git_meta, home_files, sandbox, sandbox_ports
 from tools.guard.approval import script_cwd
-from tools.process import DEFAULT_TIMEOUT, MAX_TIMEOUT, environment, hints, lifetime, runner, written
+from tools.process import DEFAULT_TIMEOUT, MAX_TIMEOUT, box, environment, hints, lifetime, runner, written
 
 TAIL_CHARS = 50_000
 TAIL_LINES = 2_000
@@ -48,7 +48,8 @@ def run(args: dict, ctx: ToolContext) -> ToolResult:
         if ctx.check:
             result.details["imported"] = check.imported()
     for temporary in files:  # the same script failing the same way says the same thing, whatever its temp name
-        result.content = result.content.replace(str(temporary), SCRIPT_NAME)
+        for path in (str(temporary), f"/tmp/{temporary.name}"):  # the run's box runs it from its own /tmp
+            result.content = result.content.replace(path, SCRIPT_NAME)
     if not result.details.get("chars") and not result.is_error and ctx.settings.mode != "plan":
         root = Path(ctx.settings.workdir)
         if changed := written.written_since(root, started_ns):
@@ -121,6 +122,14 @@ def _sandboxed(command: list[str], files: list[Path], ctx: ToolContext, *, cwd: 
     layout = sandbox.layout_for(ctx.workspace, ctx.settings.home, ctx.settings.allow_paths, kept=kept,
                                 read_only=ctx.settings.mode == "plan", offline=not ctx.network)
     ports = () if layout.network or layout.read_only else sandbox_ports.ports_from()  # GA_SANDBOX_PORTS
+    if not ctx.check and not writable:  # the run's box: what the command leaves running lives until the run ends
+        client = _box(ctx, layout, ports, env).command(command, cwd=cwd, env=env, files=files)
+        try:
+            outcome = runner.run(processes.contain(client, layout.limits.procs), cwd=cwd, env=env, timeout=timeout,
+                                 capture=capture)
+        finally:
+            disarmed, moved = guard.disarm(roots, kept), home.after()
+        return layout, outcome, disarmed, moved
     with sandbox_ports.host_bridge(ports) as bridge:
         argv = sandbox_ports.inside(command, bridge, ports) if bridge else command
         shown = [*files, bridge] if bridge else files  # the bridge's sockets, after the private /tmp
@@ -131,6 +140,17 @@ def _sandboxed(command: list[str], files: list[Path], ctx: ToolContext, *, cwd: 
         finally:  # a hook or config the command left in git's metadata never reaches the host's git
             disarmed, moved = guard.disarm(roots, kept), home.after()
     return layout, outcome, disarmed, moved
+
+
+def _box(ctx: ToolContext, layout: sandbox.Layout, ports: tuple[int, ...], env: dict[str, str]) -> box.Box:
+    """The run's box for this layout; a new one when the layout changed (a repository appeared) or it ended. One it
+    replaces is kept until the run ends, with what runs in it."""
+    current = ctx.resources.get("sandbox-box")
+    if current is None or not current.alive() or (current.layout, current.ports) != (layout, ports):
+        if current is not None:
+            ctx.resources[f"sandbox-box-{len(ctx.resources)}"] = current
+        current = ctx.resources["sandbox-box"] = box.Box(layout, ctx.resources["processes"], env, ports)
+    return current
 
 
 @contextmanager

@@ -34,3 +34,55 @@ def test_a_foreground_run_that_cannot_reach_its_server_leaves_no_run(tmp_path):
     proc = ga(["say hi"], None, home, workspace, **DEAD)
     assert proc.returncode == 1 and "Cannot reach the model server" in proc.stderr
     assert not list((home / "runs").glob("2*"))
+
+
+def test_claude_md_is_read_where_a_folder_has_no_agents_md(tmp_path):
+    from ga.context import agents_md
+
+    repo, home = tmp_path / "repo", tmp_path / "ga-home"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "sub").mkdir()
+    (repo / "CLAUDE.md").write_text("use tabs\n")
+    (repo / "sub" / "AGENTS.md").write_text("run make test\n")
+    (repo / "sub" / "CLAUDE.md").write_text("never read: AGENTS.md is here\n")
+    text, used = agents_md.notes(repo / "sub", home)
+    assert used == [repo / "CLAUDE.md", repo / "sub" / "AGENTS.md"]
+    assert "use tabs" in text and "run make test" in text and "never read" not in text
+
+
+def test_a_folder_above_that_cannot_be_read_is_passed_over(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from ga.context import agents_md
+
+    work = tmp_path / "a" / "work"
+    work.mkdir(parents=True)
+    (work / "AGENTS.md").write_text("be brief\n")
+    real = Path.exists
+
+    def exists(self, *args, **kwargs):  # what a non-root user meets in a folder above without the x bit
+        if self == tmp_path / "a" / ".git":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "exists", exists)
+    text, used = agents_md.notes(work, tmp_path / "ga-home")
+    assert used == [work / "AGENTS.md"] and "be brief" in text
+
+
+def test_an_unreadable_workspace_and_a_bad_ports_list_are_one_line_errors_and_leave_no_run(tmp_path, monkeypatch):
+    import os
+
+    import pytest
+
+    from ga.config import load_settings
+    from ga.errors import ConfigError
+
+    work = tmp_path / "work"
+    work.mkdir()
+    proc = ga(["say hi"], None, tmp_path / "home", work, GA_SANDBOX_PORTS="abc", **DEAD)
+    assert proc.returncode == 2 and "GA_SANDBOX_PORTS='abc': 'abc' is not a port" in proc.stderr
+    assert "Traceback" not in proc.stderr and not (tmp_path / "home" / "runs").exists()
+    monkeypatch.setattr(os, "access", lambda path, mode, **kw: False)  # root reads everything: as a user would meet it
+    with pytest.raises(ConfigError, match="cannot be read"):
+        load_settings(env={}, home=tmp_path / "home", workdir=work)

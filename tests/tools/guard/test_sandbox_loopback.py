@@ -84,13 +84,15 @@ def test_the_host_ports_the_user_names_are_let_through_and_no_others(make_ctx, h
     monkeypatch.setenv(sandbox_ports.PORTS_ENV, f"{host_server},{other}")
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the bridge's folder goes: seen after the call
     script = f"{curl(host_server)} && echo ---; curl -sS --max-time 5 http://127.0.0.1:{host_server + 7}/"
-    result = run(make_ctx(sandbox=True), script, type="bash")
+    ctx = make_ctx(sandbox=True)
+    result = run(ctx, script, type="bash")
     assert "HOST-SERVER-SAYS-HI\n---" in result.content, result.content  # the named port answers from the host
     assert "Failed to connect" in result.content or "Couldn't connect" in result.content  # an unnamed one does not
     python = (f"import urllib.request; print(urllib.request.urlopen('http://localhost:{host_server}/', "
               "timeout=10).read().decode())")
-    assert "HOST-SERVER-SAYS-HI" in run(make_ctx(sandbox=True), python).content  # Python, via localhost, too
-    assert "ga-ports-" not in " ".join(p.name for p in tmp_path.iterdir())  # the bridge is gone with the call
+    assert "HOST-SERVER-SAYS-HI" in run(ctx, python).content  # Python, via localhost, too
+    ctx.close()
+    assert "ga-ports-" not in " ".join(p.name for p in tmp_path.iterdir())  # the bridge is gone with the run
     assert not run(make_ctx(sandbox=True), "sleep 0.2; echo later", type="bash").is_error  # no stale forwarder
     refused = run(make_ctx(sandbox=True), f"curl -sS --max-time 5 http://127.0.0.1:{other}/", type="bash")
     assert refused.is_error and "HOST-SERVER" not in refused.content  # named, but nothing listens on the host
