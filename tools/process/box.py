@@ -149,7 +149,7 @@ class Box:
                 self.proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                              pass_fds=[listener], start_new_session=True,
                                              preexec_fn=tie)  # noqa: PLW1509 (only without setpriv)
-        except BaseException as e:  # noqa: BLE001 (said by the constructor)
+        except BaseException as e:
             self._error = e
         finally:
             self._started.set()
