@@ -9,9 +9,13 @@ every folder, so a prompt-caching server keeps reusing it.
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from ga.protocols import UI
+from ga.tooling.boundary.hidden import Hidden
+from ga.tooling.redact import redact
 
 NAME = "AGENTS.md"
 FALLBACK = "CLAUDE.md"
@@ -20,13 +24,16 @@ MAX_BYTES = 8_192
 
 
 def sources(workdir: Path, ga_home: Path) -> list[Path]:
-    """The AGENTS.md files that apply to a run in `workdir`, the most general first."""
-    folders = []
+    """The instruction files that apply to a run in `workdir`, the most general first: up to the repository's root or
+    HOME; a workspace outside HOME and outside any repository reads only its own (not /tmp's, another user's)."""
     home = Path.home()
+    folders = []
     for folder in [workdir, *workdir.parents]:
         folders.append(folder)
         if folder == home or _exists(folder / ".git"):
             break
+    else:  # neither HOME nor a repository above it
+        folders = [workdir]
     found = [ga_home / NAME, *(_instructions(f) for f in reversed(folders))]
     return [p for p in dict.fromkeys(found) if _is_file(p)]
 
@@ -51,16 +58,29 @@ def _is_file(path: Path) -> bool:
         return False
 
 
+def _read(path: Path, ga_home: Path, hidden: Hidden) -> str | None:
+    """The file's text, or None when it is no instructions ga may read: a link (a repository's AGENTS.md linked to a
+    key), not a regular file, owned by another user, or in a place hidden from the model; keys in it redacted."""
+    if path != ga_home / NAME and hidden.why(path):
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode) or st.st_uid not in (os.getuid(), 0) or st.st_nlink > 1:
+            return None
+        data = f.read(MAX_BYTES + 1)
+    return redact(data.decode("utf-8", "replace")).strip()
+
+
 def notes(workdir: Path, ga_home: Path) -> tuple[str, list[Path]]:
     """The text for the first message ('' when there is none), and the files it came from."""
     parts, used, size = [], [], 0
+    hidden = Hidden(home=Path.home(), ga_home=ga_home)
     for path in sources(workdir, ga_home):
-        try:
-            with path.open("rb") as f:
-                data = f.read(MAX_BYTES + 1)
-        except OSError:
-            continue
-        text = data.decode("utf-8", "replace").strip()
+        text = _read(path, ga_home, hidden)
         if not text:
             continue
         room = MAX_BYTES - size

@@ -20,8 +20,9 @@ from pathlib import Path
 
 from tools.guard.git_meta import aside_name
 
-STARTUP_NAMES = ("bin",)
-"""Folders at HOME's top that are start-up places without a dot: a login shell puts ~/bin on PATH when it exists."""
+STARTUP_NAMES = ("bin", "AGENTS.md", "CLAUDE.md")
+"""Start-up places at HOME's top without a dot: a login shell puts ~/bin on PATH when it exists, and every later run
+of ga (or another agent) under HOME reads HOME's agent instructions as the user's own."""
 
 
 def _holds(root: Path, path: Path) -> bool:

@@ -41,6 +41,8 @@ IN_GA_HOME = ("policy.json", "settings.*", "config.*", ".env", "schedule", "sche
 OWN_CODE = ("ga", "tools", "memory", "sop", "bench/harness", "run.py", "pyproject.toml")
 """What of ga's checkout (or of the site-packages it is installed in) runs when ga starts."""
 GIT_IN_HOME = (".gitconfig", ".config/git")
+INSTRUCTIONS = ("AGENTS.md", "CLAUDE.md")
+"""Agent instructions (ga/context/agents_md.py): protected in HOME and above the workspace, like start-up files."""
 GIT_NAMES = (".git", ".gitmodules")
 MEMORY = ("sop", "memory")
 """GA_HOME's folders the model writes through the memory path (start_long_term_update, then memory/guard.py)."""
@@ -72,6 +74,10 @@ def why_start_up(path: Path, ga_home: Path, home: Path, workspace: Path) -> str:
     chosen = _in_dot_entry(workspace, home) and path.is_relative_to(workspace)
     if _in_dot_entry(path, home) and not chosen and not path.is_relative_to(ga_home):
         return "a dotfile or dot-folder of HOME: shells, desktops and tools read them at start-up and run what they say"
+    if path.name in INSTRUCTIONS and (path.parent == home or (path.parent != workspace
+                                                              and workspace.is_relative_to(path.parent))):
+        return ("the agent instructions of HOME or of a folder above the workspace: every later run below it takes "
+                "them as the user's own")
     return ""
 
 
