@@ -16,7 +16,8 @@ from ga.tooling.boundary.protected import why_start_up
 from tests.tools.code_runs import run
 from tools.guard import sandbox_probe
 
-KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----\n"
+KEY = ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n"
+       "-----END OPENSSH PRIVATE KEY-----\n")
 
 
 @pytest.fixture
