@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
 import signal
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -41,3 +43,20 @@ def make_ctx(tmp_path: Path, workspace: Path):
         return ToolContext(settings=settings, run_dir=run_dir, ui=ScriptedTerminal(answers), interactive=interactive)
 
     return make
+
+
+THEIRS = "# the user's own\nMAILTO=\"\"\n17 4 * * * echo 'not ga\\'s' >/dev/null\n"
+
+
+@pytest.fixture
+def crontab():
+    """The user's crontab set to lines of their own for the test, and put back as it was after it."""
+    program = shutil.which("crontab")
+    assert program, "crontab is missing: apt-get install cron (the README's test command installs it)"
+    before = subprocess.run([program, "-l"], capture_output=True, text=True, check=False)
+    subprocess.run([program, "-"], input=THEIRS, text=True, check=True)
+    yield lambda: subprocess.run([program, "-l"], capture_output=True, text=True, check=True).stdout
+    if before.returncode == 0:
+        subprocess.run([program, "-"], input=before.stdout, text=True, check=True)
+    else:
+        subprocess.run([program, "-r"], capture_output=True, check=False)

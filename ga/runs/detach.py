@@ -23,7 +23,7 @@ CHILD_FLAG = "--detached-child"
 OUTPUT = "output.log"
 _MARKER = "ga-detached-run "
 START_TIMEOUT = 900.0
-"""Seconds a program (the scheduler) waits for a child to create its run: --local provisions the model first."""
+"""Seconds a program (`answer`) waits for a child to create its run: --local provisions the model first."""
 
 
 class DetachFailed(Exception):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import sys
 import time
@@ -16,7 +17,6 @@ from pathlib import Path
 from ga.config import load_settings
 from ga.errors import ConfigError
 from ga.invocation import invocation
-from ga.jobs.job import parse_every
 from ga.runs.disk import hold_lock
 from ga.runs.folder import read_state, resolve_id, run_ids
 from ga.runs.liveness import effective_status, last_progress
@@ -94,11 +94,10 @@ def rm(argv: list[str]) -> int:
 
 def prune(argv: list[str]) -> int:
     args = prune_parser().parse_args(argv)
-    try:
-        age = parse_every(args.older_than)
-    except ConfigError:
-        raise ConfigError(f"--older-than {args.older_than!r} is not a duration: use e.g. 30d, 12h, 90m or "
-                          "seconds") from None
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(s|m|h|d)?", args.older_than.strip(), re.IGNORECASE)
+    if not match:
+        raise ConfigError(f"--older-than {args.older_than!r} is not a duration: use e.g. 30d, 12h, 90m or seconds")
+    age = float(match[1]) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[(match[2] or "").lower()]
     runs_dir, now = load_settings().runs_dir, time.time()
     chosen = []
     for run_id in run_ids(runs_dir):

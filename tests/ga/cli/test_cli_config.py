@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from tests.ga.cli.test_cli import RUN_PY, ga, ga_env, only_run, wait_for
-from tests.ga.jobs.test_jobs_schedule import history, set_last_slot
+from tests.ga.jobs.test_schedule import as_cron_runs
 from tests.scripted import ScriptedServer, tool_call
 
 DEAD = "http://127.0.0.1:9/v1"  # the discard port: nothing answers there
@@ -96,19 +96,20 @@ def test_a_paused_run_resumes_from_a_shell_with_nothing_set(home, workspace):
     assert not any("sk-never" in p.read_text(errors="replace") for p in only_run(home).rglob("*") if p.is_file())
 
 
-def test_a_scheduled_job_runs_with_its_profile(home, workspace):
+def test_a_scheduled_job_runs_with_its_profile(home, workspace, crontab, tmp_path):
     with ScriptedServer([{"content": "nightly done"}]) as server:
         write_config(home, f'[profiles.fake]\nbase_url = "{server.url}"\nmodel = "fake-model"\napi_key = "k"\n')
         added = ga(["schedule", "add", "nightly", "say hi", "--every", "1h", "--profile", "fake", "--workdir",
                     str(workspace)], None, home, workspace)
-        set_last_slot(home, "nightly", 0)
-        fired = ga(["schedule", "run", "--once"], None, home, workspace)
-        assert added.returncode == 0 and fired.returncode == 0, added.stderr + fired.stderr
-        state = home / "runs" / history(home, "nightly")[-1]["run_id"] / "state.json"
-        wait_for(lambda: json.loads(state.read_text())["status"] != "running", timeout=60)
+        assert added.returncode == 0, added.stderr
+        (line,) = [line for line in crontab().splitlines() if line.endswith("# ga-schedule:nightly")]
+        assert "--profile fake" in line
+        fired = as_cron_runs(line, tmp_path)
+        assert fired.returncode == 0, fired.stdout + fired.stderr
+        wait_for(lambda: any(json.loads(p.read_text()).get("status") == "done"
+                             for p in (home / "runs").glob("*/state.json")), timeout=60)
         models = [r["model"] for r in server.requests]
-    assert 'profile = "fake"' in (home / "schedule" / "nightly.toml").read_text()
-    assert json.loads(state.read_text())["status"] == "done" and models == ["fake-model"]
+    assert models == ["fake-model"]
 
 
 @pytest.mark.parametrize(("text", "env", "said"), [

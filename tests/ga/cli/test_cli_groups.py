@@ -15,7 +15,7 @@ def home(tmp_path):
     return tmp_path / "home"
 
 
-def test_memory_and_schedule_alone_list_like_runs(home, workspace):
+def test_memory_and_schedule_alone_list_like_runs(home, workspace, crontab):
     for group in ("memory", "schedule"):
         alone, listed = ga([group], None, home, workspace), ga([group, "list"], None, home, workspace)
         assert alone.returncode == 0, alone.stderr
@@ -23,7 +23,7 @@ def test_memory_and_schedule_alone_list_like_runs(home, workspace):
         as_json = ga([group, "--json"], None, home, workspace)
         assert as_json.returncode == 0 and isinstance(json.loads(as_json.stdout), list)
     assert "install-missing-package" in ga(["memory"], None, home, workspace, GA_LEARN="").stdout  # the seeds
-    assert "No jobs in" in ga(["schedule"], None, home, workspace).stderr
+    assert "No ga jobs in your crontab" in ga(["schedule"], None, home, workspace).stderr
     shown = ga(["memory", "--help"], None, home, workspace).stdout
     assert shown.startswith("usage: ") and "run.py memory" in shown and "{list,show,rm,search,export,import}" in shown
 

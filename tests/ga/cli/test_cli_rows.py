@@ -1,5 +1,5 @@
 """The smaller rows of daily use through the real run.py: a paused run's question in `runs` and in --json, a done run
-resumed, `memory import --skip-existing`, `schedule run --once`'s exit code, --raw, shell completion, hints that are
+resumed, `memory import --skip-existing`, --raw, shell completion, hints that are
 no warnings, `python3 run.py` without ga's dependencies, a server error that answered."""
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -67,34 +66,6 @@ def test_memory_import_skip_existing_imports_the_new_and_keeps_the_rest(home, wo
     assert "imported 1 SOP(s): rotate-logs" in skipped.stdout and "skipped 4 already here" in skipped.stdout
     assert (home / "sop" / "rotate-logs" / "SKILL.md").is_file()
     assert (home / "sop" / "install-missing-package" / "SKILL.md").read_text() == kept
-
-
-def _due(home: Path, job: str) -> None:
-    path = home / "schedule" / "history" / f"{job}.jsonl"
-    slot = time.time() - 3600 - 5
-    with open(path, "a") as f:
-        f.write(json.dumps({"t": slot, "job": job, "event": "seen", "slot": slot}) + "\n")
-
-
-def test_schedule_run_once_exits_1_when_a_job_failed_and_list_shows_how(home, workspace):
-    for name in ("ok", "broken"):
-        assert ga(["schedule", "add", name, f"{name} job", "--every", "1h", "--workdir", str(workspace)], None, home,
-                  workspace).returncode == 0
-        _due(home, name)
-    (home / "schedule" / "broken.toml").write_text((home / "schedule" / "broken.toml").read_text().replace(
-        str(workspace), str(workspace / "gone")))  # its workdir is no more: it cannot start
-    with ScriptedServer([{"content": "fine"}]) as server:
-        once = ga(["schedule", "run", "--once"], server, home, workspace)
-        server.assert_complete()
-    assert once.returncode == 1, once.stdout  # one fired and ended done, one could not start
-    assert "ended done" in once.stdout and "broken: could not start" in once.stdout
-    listed = ga(["schedule", "list"], None, home, workspace).stdout
-    assert "could not start: workdir" in next(line for line in listed.splitlines() if line.startswith("broken"))
-    assert " done " in next(line for line in listed.splitlines() if line.startswith("ok"))
-    (home / "schedule" / "broken.toml").unlink()
-    _due(home, "ok")
-    with ScriptedServer([{"content": "fine again"}]) as server:
-        assert ga(["schedule", "run", "--once"], server, home, workspace).returncode == 0
 
 
 FENCED = "Run this:\n\n```python\nprint('hi')\n```\n"

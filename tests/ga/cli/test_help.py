@@ -62,7 +62,7 @@ def test_every_option_of_every_command_says_what_it_does(monkeypatch):
     assert not undescribed, undescribed
     # every subcommand is reached: the schedule's and memory's, and bench's tools
     paths = {" ".join(path) for path, _ in found}
-    assert {"schedule add", "schedule run", "memory search", "bench report", "bench install", "models"} <= paths
+    assert {"schedule add", "schedule rm", "memory search", "bench report", "bench install", "models"} <= paths
 
 
 def test_every_help_works_and_names_the_way_ga_was_started(monkeypatch, capsys):

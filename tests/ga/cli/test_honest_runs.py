@@ -188,17 +188,6 @@ def test_check_with_plan_mode_or_empty_is_a_usage_error(home, workspace):
         assert proc.returncode == 2 and "--check" in proc.stderr
 
 
-def test_a_schedule_job_carries_its_check(home, workspace):
-    proc = ga(["schedule", "add", "nightly", "make done.txt", "--every", "1h", "--workdir", str(workspace), "--check",
-               "test -f done.txt"], None, home, workspace)
-    assert proc.returncode == 0, proc.stderr
-    text = (home / "schedule" / "nightly.toml").read_text()
-    assert 'check = "test -f done.txt"' in text
-    from ga.jobs.job import load_job
-
-    assert load_job(home / "schedule" / "nightly.toml").run_args()[-4:-2] == ["--check", "test -f done.txt"]
-
-
 def test_a_reasoning_models_thinking_stays_in_the_trajectory_only(home, workspace):
     call = json.dumps({"name": "file_write", "arguments": {"path": "hello.txt", "content": "Hello"}})
     thinking = "<think>\nThe user wants a file. I'll write it.\n</think>\n\n"
