@@ -17,12 +17,12 @@ from ga.outcome import Done, Outcome
 from ga.prompts import first_message, system_prompt
 from ga.protocols import UI, Memory, Model, Reply, ToolCall, Usage
 from ga.reply import CUT_FINISHES, RUNTIME_NOTES, asks_back, assistant_message, final_answer, tidy, unique_ids
-from ga.runs.effects import fingerprint
 from ga.runs.folder import History, Run, tool_message
 from ga.runs.mailbox import Inbox
 from ga.tooling.budget import SHOWN_RESULTS
 from ga.tooling.deferral import Deferral
 from ga.tooling.dispatch import Dispatcher, cap
+from ga.tooling.effects import fingerprint
 from ga.tooling.human import AWAITED, WaitingForAnswer, answer_result, ask, candidates_of
 from ga.tooling.permissions import SideEffect
 from ga.tooling.spec import ToolContext, ToolResult, error, ran

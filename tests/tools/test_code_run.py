@@ -148,3 +148,20 @@ def test_a_silent_command_says_what_it_wrote_and_a_talking_one_does_not(make_ctx
     talking = run(ctx, "cut -d, -f2 users.csv | tee emails.txt", type="bash")
     assert "ann@ex.org" in talking.content and "files it wrote" not in talking.content
     assert "files it wrote" not in run(ctx, "x = 1").content
+
+
+def test_a_script_that_worked_is_not_run_again_over_an_unchanged_workspace(make_ctx, workspace):
+    """A small model repeating `echo DONE >> todo.txt` after it worked appended DONE fifteen times."""
+    ctx = make_ctx()
+    (workspace / "todo.txt").write_text("buy milk\n")
+    script = "echo DONE >> todo.txt"
+    first = run(ctx, script, type="bash")
+    assert not first.is_error and "todo.txt" in first.content
+    again = run(ctx, script, type="bash")
+    assert "not run: this exact script already ran successfully" in again.content and "todo.txt" in again.content
+    assert (workspace / "todo.txt").read_text() == "buy milk\nDONE\n"
+    (workspace / "todo.txt").write_text("new list\n")  # the workspace changed: the same script runs again
+    assert "not run" not in run(ctx, script, type="bash").content
+    assert (workspace / "todo.txt").read_text() == "new list\nDONE\n"
+    printing = "cat todo.txt"  # a script that writes nothing is never held back
+    assert all("new list" in run(ctx, printing, type="bash").content for _ in range(2))

@@ -4,6 +4,8 @@ a run that never runs code never pays for the policy, the sandbox or psutil."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import os
 import sys
@@ -13,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from ga.tooling import effects
 from ga.tooling.boundary import check_env
 from ga.tooling.spec import ToolContext, ToolResult
 from tools.guard import escape, git_meta, home_files, sandbox, sandbox_ports
@@ -27,10 +30,46 @@ SCRIPT_NAME = "<script>"
 """How a traceback names the temporary file a script ran from."""
 PLAN_NOTE = "[plan mode: ran in the sandbox with the workspace read-only and no network; nothing was changed]"
 RESERVED_CHARS = 600
+REPEATS = "code_run_repeats"
+"""The run's state: for each script that succeeded and wrote files, the workspace's fingerprint after it."""
 """Room kept in the budget for the status line and the truncation header."""
 
 
 def run(args: dict, ctx: ToolContext) -> ToolResult:
+    if said := _repeated(args, ctx):
+        return ToolResult(content=said, details={"repeated": True})
+    result = _run(args, ctx)
+    _remember(args, ctx, result)
+    return result
+
+
+def _key(args: dict, ctx: ToolContext) -> str:
+    text = json.dumps([args.get("type", "python"), args["script"], str(script_cwd(args, ctx))])
+    return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
+
+
+def _repeated(args: dict, ctx: ToolContext) -> str:
+    """A script that already ran successfully and wrote files, sent again over a workspace nothing changed since: not
+    run. Again it would only repeat its effect (a second `echo DONE >> todo.txt`), and a model that repeats a command
+    that worked is most often done and has not said so."""
+    before = ctx.state.get(REPEATS, {}).get(_key(args, ctx))
+    if not before or ctx.settings.mode == "plan" or before["fingerprint"] != effects.fingerprint(ctx.settings.workdir):
+        return ""
+    return (f"[not run: this exact script already ran successfully (call {before['call']}) and wrote "
+            f"{', '.join(before['files'])}; nothing in the workspace changed since, so running it again would only "
+            "do the same thing twice. If the task is done, give your final answer now; if not, do the next step.]")
+
+
+def _remember(args: dict, ctx: ToolContext, result: ToolResult) -> None:
+    files = result.details.pop("wrote", None)
+    if result.is_error or not files or ctx.settings.mode == "plan":
+        return
+    seen = ctx.state.setdefault(REPEATS, {})
+    if (now := effects.fingerprint(ctx.settings.workdir)) is not None:
+        seen[_key(args, ctx)] = {"fingerprint": now, "files": files, "call": ctx.call_id or "earlier"}
+
+
+def _run(args: dict, ctx: ToolContext) -> ToolResult:
     kind = args.get("type", "python")
     timeout = min(int(args.get("timeout", DEFAULT_TIMEOUT)), MAX_TIMEOUT)
     if ctx.deadline is not None:  # the run's --max-time ends the program too, not just the next turn
@@ -50,11 +89,13 @@ def run(args: dict, ctx: ToolContext) -> ToolResult:
     for temporary in files:  # the same script failing the same way says the same thing, whatever its temp name
         for path in (str(temporary), f"/tmp/{temporary.name}"):  # the run's box runs it from its own /tmp
             result.content = result.content.replace(path, SCRIPT_NAME)
-    if not result.details.get("chars") and not result.is_error and ctx.settings.mode != "plan":
+    if not result.is_error and ctx.settings.mode != "plan":
         root = Path(ctx.settings.workdir)
         if changed := written.written_since(root, started_ns):
-            said = written.describe(root, changed)
-            result.content += f"\nnote: it printed nothing; files it wrote, as they are now:\n{said}"
+            result.details["wrote"] = [str(p.relative_to(root)) for p in changed[:written.SHOWN_FILES]]
+            if not result.details.get("chars"):
+                said = written.describe(root, changed)
+                result.content += f"\nnote: it printed nothing; files it wrote, as they are now:\n{said}"
     return result
 
 
