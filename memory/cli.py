@@ -224,7 +224,7 @@ def import_skills(settings: Settings, args: argparse.Namespace) -> int:
         with store.locked(settings.home):
             for source, skill in skills:
                 _swap_in(skill.folder, store.sop_dir(settings.home) / skill.name)
-                skill.metadata = ledger.stamp(skill.metadata, run_id="", source=f"import:{source}")
+                skill.metadata = ledger.stamp(ledger.fresh(skill.metadata), run_id="", source=f"import:{source}")
                 save(settings.home, skill)
             refresh(settings.home, skills_path=settings.skills_path)
     print(f"imported {len(skills)} SOP(s)" + (f": {', '.join(s.name for _, s in skills)}" if skills else ""))

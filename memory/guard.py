@@ -128,7 +128,7 @@ def _stamped_skill(text: str, path: Path, run_id: str) -> tuple[str, list[str]]:
         skill = parse(text, where=str(path), folder_name=path.parent.name)
     except SkillError as e:
         return text, [f"this SOP is not valid, so ga ignores it until it is fixed: {'; '.join(e.problems)}"]
-    skill.metadata = ledger.stamp(skill.metadata, run_id=run_id, source="model")
+    skill.metadata = ledger.stamp(ledger.fresh(skill.metadata), run_id=run_id, source="model")
     return skill.text(), []
 
 

@@ -30,7 +30,7 @@ from memory.learn import snapshot
 from memory.learn.extract import Replayer, extract
 from memory.learn.learnt import save_learnt
 from sop import ledger, store
-from sop.library import archive, load, save
+from sop.library import SEEDED_MARK, archive, load, save
 from sop.skill import SKILL_FILE
 from sop.words import keywords
 
@@ -177,6 +177,8 @@ def _extract(settings: Settings, run: Run, events: list[dict], mem: dict, *, rep
 def _sweep(home: Path, run: Run, secrets: tuple[str, ...]) -> None:
     """Memory files changed during the run by other means than the file tools (code_run) get the same guard."""
     since = float(run.state.get("created", time.time()))
+    with contextlib.suppress(OSError):  # the seeds ga installed when this run began are ga's, ledger and all
+        since = max(since, (store.memory_dir(home) / SEEDED_MARK).stat().st_mtime + 1e-3)
     for root in (store.sop_dir(home), store.memory_dir(home)):
         for path in root.rglob("*") if root.is_dir() else []:
             if path.is_file() and "archive" not in path.relative_to(home).parts and path.stat().st_mtime >= since:

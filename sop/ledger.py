@@ -7,6 +7,7 @@ told to distrust it) or archived (failed ARCHIVE_AFTER times in a row: moved out
 
 from __future__ import annotations
 
+import hashlib
 import time
 
 FLAG_AFTER = 2
@@ -15,6 +16,21 @@ MAX_RUNS = 10
 """Source runs kept per SOP (the newest)."""
 MAX_KEYWORDS = 24
 COUNTERS = ("uses", "successes", "failures", "failures_in_a_row")
+LEDGER_KEYS = (*COUNTERS, "source", "runs", "status", "verified", "script", "script_hash", "script_sha256", "usage",
+               "last_success", "last_failure", "created", "updated")
+"""What ga alone writes: a SKILL.md imported or written by the model may claim them (`source: learnt`,
+`successes: 14`, a `usage` to run unasked); fresh() drops them and stamp() sets them anew."""
+
+
+def scripts_digest(files: dict[str, str]) -> str:
+    """What a learnt SOP's scripts hold, hashed: its ready-to-run line is offered only while the files still match."""
+    text = "\0".join(f"{name}\0{body}" for name, body in sorted(files.items()))
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def fresh(metadata: dict[str, str]) -> dict[str, str]:
+    """The metadata without ga's ledger: for a SKILL.md that ga did not write itself."""
+    return {k: v for k, v in metadata.items() if k not in LEDGER_KEYS}
 
 
 def now() -> str:

@@ -14,7 +14,7 @@ MIN_CALLS = 2
 
 
 def _run_so_far(ctx: ToolContext) -> tuple[str, int]:
-    """The run's task and how many tool calls (other than this tool) have results."""
+    """The run's task and how many tool calls (other than this tool) succeeded."""
     try:
         task = json.loads((ctx.run_dir / "state.json").read_text(encoding="utf-8")).get("task", "")
     except (OSError, json.JSONDecodeError):
@@ -26,7 +26,8 @@ def _run_so_far(ctx: ToolContext) -> tuple[str, int]:
             event = json.loads(line)
         except json.JSONDecodeError:
             continue
-        calls += event.get("type") == "result" and event.get("name") != SPEC.name
+        calls += (event.get("type") == "result" and event.get("name") != SPEC.name and not event.get("is_error")
+                  and not (event.get("details") or {}).get("repeated"))  # refused or failed calls prove nothing
     return task, calls
 
 
@@ -36,7 +37,7 @@ def run(args: dict, ctx: ToolContext) -> ToolResult:
                         "Go on with the task.")
     task, calls = _run_so_far(ctx)
     if calls < MIN_CALLS:
-        raise ToolError(f"Nothing to save yet: this run has made {calls} tool call(s), and memory keeps only what "
+        raise ToolError(f"Nothing to save yet: this run has made {calls} successful tool call(s), and memory keeps only what "
                         "was verified by action. Do the task first; ga also learns from a successful run by itself.")
     ctx.state["memory_open"] = True
     return ToolResult(content=ctx.memory.briefing(task), details={"memory_open": True})

@@ -63,6 +63,7 @@ def save_learnt(extraction: Extraction, *, home: Path, skills_path: list[Path], 
                       body=scrub(_body(folder, task, run_id, extraction, check), secrets),
                       metadata=dict(old.metadata) if old is not None else {})
         skill.metadata.update(script=f"{SCRIPTS}/{extraction.script.entry}", script_hash=mark,
+                              script_sha256=ledger.scripts_digest(extraction.script.files),
                               verified=extraction.verified, usage=extraction.script.command(f"{folder}/{SCRIPTS}"))
         skill.metadata = ledger.stamp(skill.metadata, run_id=run_id, source="learnt", keywords=words)
         _write_scripts(folder, extraction)
