@@ -37,8 +37,9 @@ def run(args: dict, ctx: ToolContext) -> ToolResult:
                         "Go on with the task.")
     task, calls = _run_so_far(ctx)
     if calls < MIN_CALLS:
-        raise ToolError(f"Nothing to save yet: this run has made {calls} successful tool call(s), and memory keeps only what "
-                        "was verified by action. Do the task first; ga also learns from a successful run by itself.")
+        raise ToolError(f"Nothing to save yet: this run has made {calls} successful tool call(s), and memory keeps "
+                        "only what was verified by action. Do the task first; ga also learns from a successful run by "
+                        "itself.")
     ctx.state["memory_open"] = True
     return ToolResult(content=ctx.memory.briefing(task), details={"memory_open": True})
 
