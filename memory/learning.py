@@ -25,7 +25,7 @@ from ga.protocols import UI, ToolOutcome
 from ga.runs.folder import Run
 from ga.tooling import stamps
 from memory.guard import is_memory_path, opened_skill, run_secrets, sanitize, scrub
-from memory.index import refresh
+from memory.index import imported, refresh
 from memory.learn import snapshot
 from memory.learn.extract import Replayer, extract
 from memory.learn.learnt import save_learnt
@@ -79,9 +79,15 @@ def before(tool: str, args: dict, state: dict, *, settings: Settings, run_dir: P
     if "snapshot" not in mem:
         mem["snapshot"] = snapshot.take(settings.workdir, run_dir) or "ok"
     if tool == "code_run":
-        sop = str(store.sop_dir(settings.home))
-        for name in re.findall(rf"{re.escape(sop)}/([a-z0-9-]+)/scripts/", str(args.get("script", ""))):
+        for name in ran_scripts(str(args.get("script", "")), store.sop_dir(settings.home)):
             mem.setdefault("used", {}).setdefault(name, True)
+
+
+def ran_scripts(code: str, sop_dir: Path) -> list[str]:
+    """The SOPs whose scripts `code` runs: the script as a command, or given to bash, sh or python (naming its path
+    in an `echo` or an argument is no use of it)."""
+    path = rf"['\"]?{re.escape(str(sop_dir))}/([a-z0-9-]+)/scripts/[\w.-]+"
+    return re.findall(rf"(?:^|[;&|(`]|\$\()\s*(?:(?:bash|sh|python3?|exec)\s+(?:-\S+\s+)*)?{path}", code, re.M)
 
 
 def after_run(settings: Settings, run: Run, status: str, ui: UI, replayer: Replayer | None = None) -> None:
@@ -116,7 +122,7 @@ def _learn(settings: Settings, run: Run, status: str, mem: dict, *, ui: UI, repl
     events = run.events()
     _sweep(home, run, secrets)
     followed = {**dict.fromkeys(mem.get("read", {})), **dict.fromkeys(mem.get("used", {}))}
-    lines, shown = _ledger(settings, list(followed), success=status == "done",
+    lines, shown = _ledger(settings, list(followed), success=status == "done", ran=set(mem.get("used", {})),
                            words=[scrub(k, secrets) for k in keywords(run.state.get("task", ""))])
     store.write_text(store.archive_path(home, run.id), scrub(_archive(run, status, events, mem), secrets))
     report: dict = {"ledger": list(followed)}
@@ -161,7 +167,9 @@ def _extract(settings: Settings, run: Run, events: list[dict], mem: dict, *, rep
     if all(sop in s.code for s in found.steps if s.kind == "bash") and any(s.kind == "bash" for s in found.steps):
         report["learnt"] = "followed an SOP's script"
         return "the run ran an SOP's script: its ledger is updated, nothing new to learn"
-    replaces = next(iter(mem.get("used", {})), "")  # its script ran, and more work was needed: a new version
+    # its script ran, more work was needed, and the new steps still run it: a new version; else a new SOP
+    kept = {n for st in found.steps if st.kind == "bash" for n in ran_scripts(st.code, store.sop_dir(settings.home))}
+    replaces = next((n for n in mem.get("used", {}) if n in kept), "")
     saved = save_learnt(found, home=settings.home, skills_path=settings.skills_path, run_id=run.id, task=task,
                         check=run.state.get("check") or "", secrets=secrets, replaces=replaces)
     if isinstance(saved, str):
@@ -185,11 +193,13 @@ def _sweep(home: Path, run: Run, secrets: tuple[str, ...]) -> None:
                 sanitize(path, home=home, run_id=run.id, secrets=secrets)
 
 
-def _ledger(settings: Settings, read: list[str], *, success: bool,
+def _ledger(settings: Settings, read: list[str], *, success: bool, ran: set[str],
             words: list[str]) -> tuple[list[str], list[str]]:
     """Each SOP the run read records the outcome; a success also teaches it the task's words (how this user asked
-    for it), so the next task worded like this one finds it. Returns what was recorded, and which of it changed an
-    SOP's standing (flagged, archived, trusted again)."""
+    for it), so the next task worded like this one finds it. A script SOP, or an imported one, succeeds only when its
+    script ran: reading it proves nothing (an imported SOP read by a run that did the work otherwise would be
+    laundered into a proven one). Returns what was recorded, and which of it changed an SOP's standing (flagged,
+    archived, trusted again)."""
     lines: list[str] = []
     changed: list[str] = []
     if not read:
@@ -200,6 +210,8 @@ def _ledger(settings: Settings, read: list[str], *, success: bool,
             skill = lib.get(name)
             if skill is None or skill.origin != "home":
                 continue  # external skills are read in place, never written
+            if success and name not in ran and ("script" in skill.metadata or imported(skill)):
+                continue  # only read: no success to count, no words to learn
             skill.metadata, change = ledger.record(skill.metadata, success=success)
             if success:
                 ledger.merge_keywords(skill.metadata, words)

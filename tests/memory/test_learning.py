@@ -9,7 +9,7 @@ import subprocess
 
 from sop.library import SEEDS, skill_files
 from sop.skill import read
-from tests.ga.cli.test_cli import ga, ga_background, only_run, wait_for
+from tests.ga.cli.test_cli import ga_background, only_run, wait_for
 from tests.memory.helpers import (
     NEXT,
     SOP_REPLY,
@@ -237,8 +237,8 @@ def test_no_learn_writes_no_memory(home, workspace):
 
 
 def test_an_sop_read_without_trouble_bumps_its_ledger_and_two_failures_flag_it(home, workspace, tmp_path):
-    skill_folder(tmp_path / "src", "csv-summary-script", SOP_REPLY.format(name="csv-summary-script", extra=""))
-    assert ga(["memory", "import", str(tmp_path / "src")], None, home, workspace).returncode == 0
+    # one of ga's own prose SOPs (as the model writes them after start_long_term_update): reading it is its use
+    skill_folder(home / "sop", "csv-summary-script", SOP_REPLY.format(name="csv-summary-script", extra=""))
     path = home / "sop/csv-summary-script/SKILL.md"
     steps = [{"tool_calls": [tool_call("file_read", path=str(path))]}, {"content": "Done."}]
     proc, _ = run_ga(steps, home, workspace, "summarise data.csv", "-v")
@@ -251,7 +251,9 @@ def test_an_sop_read_without_trouble_bumps_its_ledger_and_two_failures_flag_it(h
     assert read(path).metadata["status"] == "flagged" and "failed twice in a row" in proc.stderr
 
 
-def test_a_script_that_needed_other_work_after_it_is_learnt_again_as_its_new_version(home, workspace):
+def test_a_script_that_failed_and_was_worked_around_is_not_replaced_by_the_other_work(home, workspace):
+    """The new steps no longer run the SOP's script: they become an SOP of their own, with a fresh ledger; the old
+    one keeps its script (a hostile run could otherwise replace a trusted script under its old ledger)."""
     payments(workspace)
     run_ga(sum_run(), home, workspace, TASK)
     (name,) = learnt(home)
@@ -264,7 +266,19 @@ def test_a_script_that_needed_other_work_after_it_is_learnt_again_as_its_new_ver
              {"tool_calls": [tool_call("code_run", script="print('checking')\n" + again)]}, {"content": "Done."}]
     proc, _ = run_ga(steps, home, workspace, NEXT, "-v")
     assert proc.returncode == 0 and (workspace / "sum.txt").read_text() == "3.75\n", proc.stderr
-    assert learnt(home) == [name] and f"updated the script of {name}" in proc.stderr
-    assert "print('checking')" in (folder / "scripts/main.py").read_text()
-    meta = read(folder / "SKILL.md").metadata
-    assert (meta["uses"], meta["successes"]) == ("1", "1") and len(meta["runs"].split(",")) == 2
+    assert name in learnt(home) and len(learnt(home)) == 2 and f"updated the script of {name}" not in proc.stderr
+    assert "print('checking')" not in (folder / "scripts/main.py").read_text()
+    (other,) = [n for n in learnt(home) if n != name]
+    assert "print('checking')" in (home / "sop" / other / "scripts/main.py").read_text()
+    assert read(home / "sop" / other / "SKILL.md").metadata["successes"] == "0"
+
+
+def test_naming_an_sop_s_script_in_a_command_is_no_use_of_it(tmp_path):
+    from memory.learning import ran_scripts
+
+    sop = tmp_path / "sop"
+    assert ran_scripts(f"bash {sop}/sum-col/scripts/run.sh a b", sop) == ["sum-col"]
+    assert ran_scripts(f"cd x && python3 '{sop}/sum-col/scripts/main.py' a", sop) == ["sum-col"]
+    assert ran_scripts(f"{sop}/sum-col/scripts/run.sh", sop) == ["sum-col"]
+    assert ran_scripts(f"echo ok x{sop}/sum-col/scripts/run.sh", sop) == []
+    assert ran_scripts(f"cat {sop}/sum-col/scripts/run.sh; ls {sop}/sum-col/scripts/", sop) == []
