@@ -107,7 +107,7 @@ def _find(settings: Settings, name: str):
     skill = lib.get(name)
     if skill is None:
         close = difflib.get_close_matches(name, [s.name for s in [*lib.skills, *lib.archived]], n=3)
-        hint = f" Did you mean: {', '.join(close)}?" if close else " See `{invocation()} memory list`."
+        hint = f" Did you mean: {', '.join(close)}?" if close else f" See `{invocation()} memory list`."
         print(f"ga memory: no SOP named {name!r}.{hint}", file=sys.stderr)
     return skill
 

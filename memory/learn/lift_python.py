@@ -8,10 +8,11 @@ Edits are made at the constants' own positions, so the program keeps its layout 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from collections.abc import Callable
 
-from memory.learn.literals import Literal, Parameter
+from memory.learn.literals import PLAIN, Literal, Parameter
 
 Naming = Callable[[Literal], str]
 """The parameter name of a literal (registers it as used)."""
@@ -25,16 +26,18 @@ def lift(source: str, literals: list[Literal], name_of: Naming) -> str | None:
         return None
     edits: list[tuple[int, int, str]] = []
     skip = _docstrings(tree) | _slices(tree)
+    code = _in_code(tree)
+    coded = in_code(name_of)
     for node in ast.walk(tree):
         if isinstance(node, ast.JoinedStr):
-            rebuilt = _fstring(node, literals, name_of)
+            rebuilt = _fstring(node, literals, coded if id(node) in code else name_of)
             if rebuilt is not None:
                 edits.append((*_span(source, node), rebuilt))
             skip.update(id(v) for v in node.values if isinstance(v, ast.Constant))
     for node in ast.walk(tree):
         if not isinstance(node, ast.Constant) or id(node) in skip:
             continue
-        text = _constant(node.value, literals, name_of)
+        text = _constant(node.value, literals, coded if id(node) in code else name_of)
         if text is not None:
             edits.append((*_span(source, node), text))
     data = source.encode()
@@ -43,7 +46,39 @@ def lift(source: str, literals: list[Literal], name_of: Naming) -> str | None:
     return data.decode()
 
 
-def header(parameters: list[Parameter], *, from_env: bool) -> str:
+CODE_CALLS = frozenset({"eval", "exec", "compile", "system", "popen", "execute", "executemany", "executescript",
+                        "read_sql", "read_sql_query", "query"})
+"""Calls whose string arguments run as code: Python, the shell (os.system), SQL."""
+SUBPROCESS = frozenset({"run", "call", "check_call", "check_output", "Popen", "getoutput", "getstatusoutput"})
+RUNNERS = frozenset({"sh", "bash", "zsh", "dash", "sed", "awk", "gawk", "mawk", "perl", "ruby", "node", "python",
+                     "python3", "eval", "xargs", "find", "jq"})
+"""Programs whose arguments may be programs (the shell lifter's list too)."""
+
+
+def in_code(name_of: Naming) -> Naming:
+    """The naming of a literal met inside code: marked, so its parameter is checked to be a plain value."""
+    return lambda lit: name_of(dataclasses.replace(lit, in_code=True))
+
+
+def _in_code(tree: ast.AST) -> set[int]:
+    """ids of the string nodes inside calls that run their arguments as code."""
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        shell = any(k.arg == "shell" and not (isinstance(k.value, ast.Constant) and not k.value.value)
+                    for k in node.keywords)
+        words = {c.value.rsplit("/", 1)[-1] for c in ast.walk(node) if isinstance(c, ast.Constant)
+                 and isinstance(c.value, str)}
+        if name in CODE_CALLS or (name in SUBPROCESS and (shell or words & RUNNERS or name.startswith("get"))):
+            found.update(id(c) for arg in [*node.args, *node.keywords] for c in ast.walk(arg)
+                         if isinstance(c, ast.Constant | ast.JoinedStr))
+    return found
+
+
+def header(parameters: list[Parameter], *, from_env: bool, plain: frozenset[str] = frozenset()) -> str:
     """The lines that give a program its parameters: from its command line (a script of its own), or from the
     environment (a program inside a shell script, which exports them)."""
     if not parameters:
@@ -52,6 +87,9 @@ def header(parameters: list[Parameter], *, from_env: bool) -> str:
     for position, p in enumerate(parameters, 1):
         read = f"os.environ[{p.name!r}]" if from_env else f"sys.argv[{position}]"
         lines.append(f"{p.name} = {'int' if p.integer else 'float'}({read})" if p.number else f"{p.name} = {read}")
+        if p.name in plain and not p.number:
+            lines.append(f"if not __import__('re').fullmatch({PLAIN!r}, {p.name}):\n"
+                         f"    raise SystemExit('{p.name} must be a plain value (letters, digits, spaces, .,:@%+=_-)')")
     return "\n".join(lines) + "\n"
 
 

@@ -62,10 +62,15 @@ class _Job:
         return self.data[node.start_byte:node.end_byte].decode(errors="replace")
 
 
-def _visit(node, job: _Job) -> None:
-    text, kind, literals, name_of = job.text(node), node.type, job.literals, job.name_of
+def _visit(node, job: _Job, code: bool = False) -> None:
+    text, kind, literals = job.text(node), node.type, job.literals
+    name_of = lift_python.in_code(job.name_of) if code else job.name_of
     if kind == "heredoc_redirect":
         _heredoc(node, job)
+        return
+    if kind == "command" and not code:
+        for child in node.children:
+            _visit(child, job, _program_arg(child, node, job))
         return
     if kind in ("word", "number") and node.parent is not None and node.parent.type != "heredoc_redirect":
         lifted = _spliced(text, literals, name_of, quote="")
@@ -75,10 +80,23 @@ def _visit(node, job: _Job) -> None:
         lifted = _inside(text, literals, name_of)
     else:
         for child in node.children:
-            _visit(child, job)
+            _visit(child, job, code)
         return
     if lifted != text:
         job.edits.append((node.start_byte, node.end_byte, lifted))
+
+
+def _program_arg(child, command, job: _Job) -> bool:
+    """Whether `child`, a part of `command`, is a program a runner in it runs (sed's script, `sh -c` text, awk's
+    program): any quoted argument of a command that names a runner, and a bare sed program (s/a/b/)."""
+    words = [job.text(c).strip("'\"") for c in command.children if c.type in ("command_name", "word", "raw_string",
+                                                                             "string")]
+    runners = {w.rsplit("/", 1)[-1] for w in words} & lift_python.RUNNERS
+    if not runners or child.type == "command_name":
+        return False
+    if child.type in ("raw_string", "string", "concatenation"):
+        return True
+    return child.type == "word" and "sed" in runners and bool(re.match(r"^[sy]([^\w\s]).*\1", job.text(child)))
 
 
 def _heredoc(node, job: _Job) -> None:

@@ -89,3 +89,8 @@ def test_reading_an_imported_sop_records_no_success_and_teaches_it_no_words(home
     assert proc.returncode == 0, proc.stderr
     meta = read(sop).metadata
     assert meta["successes"] == "0" and "billing" not in meta.get("keywords", "")
+
+
+def test_memory_show_of_an_unknown_name_says_the_real_command(home, workspace):
+    proc = ga(["memory", "show", "nope"], None, home, workspace, GA_LEARN="")
+    assert proc.returncode == 1 and "memory list`" in proc.stderr and "{invocation()}" not in proc.stderr

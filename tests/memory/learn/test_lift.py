@@ -96,3 +96,25 @@ def test_steps_outside_the_workspace_are_not_learnt():
         {"id": "a", "function": {"name": "file_write", "arguments": '{"path": "../etc/x", "content": "x"}'}}]}},
         {"type": "result", "id": "a", "name": "file_write", "is_error": False}]
     assert "outside the workspace" in work_steps(events, "/ws/project")
+
+
+def test_a_value_lifted_into_code_must_be_a_plain_value_when_the_script_runs(tmp_path):
+    """A value inside a sed program, `sh -c` text or an eval is checked, so the next task's value cannot run as code
+    (`x/;1e touch PWNED;#` in a sed program)."""
+    task = "In app.py rename the function `calc` to `compute`; also log it with `sh -c`"
+    steps = [Step(kind="bash", code="sed -i 's/\\bcalc(/compute(/g' app.py && sh -c 'echo compute' > log.txt")]
+    script = build(steps, Lifter(task, steps, existed={"app.py"}))
+    (tmp_path / "run.sh").write_text(script.files[script.entry])
+    (tmp_path / "app.py").write_text("def calc(x):\n    return calc(x)\n")
+    good = [p.value for p in script.parameters]
+    ran = subprocess.run(["bash", "run.sh", *good], cwd=tmp_path, capture_output=True, text=True, timeout=30, check=False)
+    assert ran.returncode == 0 and "def compute(x)" in (tmp_path / "app.py").read_text(), ran.stderr
+    evil = ["x/;1e touch PWNED;#" if p.value == "compute" else p.value for p in script.parameters]
+    ran = subprocess.run(["bash", "run.sh", *evil], cwd=tmp_path, capture_output=True, text=True, timeout=30, check=False)
+    assert ran.returncode == 2 and "must be a plain value" in ran.stderr and not (tmp_path / "PWNED").exists()
+    python = [Step(kind="python", code="open('out.txt', 'w').write(str(eval('2+3')))\n")]
+    main = build(python, Lifter("Evaluate '2+3' into out.txt", python, existed=set()))
+    (tmp_path / "main.py").write_text(main.files["main.py"])
+    ran = subprocess.run([sys.executable, "main.py", "__import__('os').system('touch PWNED')", "out.txt"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=30, check=False)
+    assert ran.returncode == 1 and "must be a plain value" in ran.stderr and not (tmp_path / "PWNED").exists()
