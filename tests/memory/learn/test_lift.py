@@ -107,10 +107,12 @@ def test_a_value_lifted_into_code_must_be_a_plain_value_when_the_script_runs(tmp
     (tmp_path / "run.sh").write_text(script.files[script.entry])
     (tmp_path / "app.py").write_text("def calc(x):\n    return calc(x)\n")
     good = [p.value for p in script.parameters]
-    ran = subprocess.run(["bash", "run.sh", *good], cwd=tmp_path, capture_output=True, text=True, timeout=30, check=False)
+    ran = subprocess.run(["bash", "run.sh", *good], cwd=tmp_path, capture_output=True, text=True, timeout=30,
+                         check=False)
     assert ran.returncode == 0 and "def compute(x)" in (tmp_path / "app.py").read_text(), ran.stderr
     evil = ["x/;1e touch PWNED;#" if p.value == "compute" else p.value for p in script.parameters]
-    ran = subprocess.run(["bash", "run.sh", *evil], cwd=tmp_path, capture_output=True, text=True, timeout=30, check=False)
+    ran = subprocess.run(["bash", "run.sh", *evil], cwd=tmp_path, capture_output=True, text=True, timeout=30,
+                         check=False)
     assert ran.returncode == 2 and "must be a plain value" in ran.stderr and not (tmp_path / "PWNED").exists()
     python = [Step(kind="python", code="open('out.txt', 'w').write(str(eval('2+3')))\n")]
     main = build(python, Lifter("Evaluate '2+3' into out.txt", python, existed=set()))
