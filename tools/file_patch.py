@@ -41,7 +41,7 @@ def _diff(text: str, start: int, end: int, new: str, shown: str) -> str:
         hi = text.find("\n", hi) + 1 or len(text)
     offset = text.count("\n", 0, lo)
     hunks = difflib.unified_diff(_split_keep(text[lo:hi]), _split_keep(text[lo:start] + new + text[end:hi]),
-                                 f"a/{shown}", f"b/{shown}", n=DIFF_CONTEXT)
+                                 *fileio.diff_names(shown), n=DIFF_CONTEXT)
 
     def shift(m: re.Match) -> str:
         return f"@@ -{int(m[1]) + offset}{m[2] or ''} +{int(m[3]) + offset}{m[4] or ''} @@"

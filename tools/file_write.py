@@ -166,7 +166,7 @@ def _result(path: str, mode: str, place: Place, *, before: os.stat_result | None
         message = (f"Overwrote {path} (was {_plural(before.st_size, 'byte')}): now {_plural(len(data), 'byte')}, "
                    f"{_lines(data)}")
         if len(old) <= PREVIEW_BYTES and not fileio.is_binary(old[: fileio.SNIFF_BYTES]):
-            diff = _diff(old, data, f"a/{path}", f"b/{path}")
+            diff = _diff(old, data, *fileio.diff_names(path))
             removed, added = _counts(diff)
             message += f" (-{removed}/+{added} lines)"  # a rewrite that dropped a function says so
             details.update(diff=diff, removed=removed, added=added)
@@ -204,10 +204,11 @@ def preview(args: dict, ctx: ToolContext) -> str:
             data = _without_numbers(place, st, args["content"], path, ctx) or data
         if len(old) > PREVIEW_BYTES or fileio.is_binary(old[: fileio.SNIFF_BYTES]):
             what = "binary" if len(old) <= PREVIEW_BYTES else "too big to show"
-            header = f"--- a/{path} ({fileio.human_size(st.st_size)}, {what})\n+++ b/{path}\n@@ {mode} @@\n"
+            before, after = fileio.diff_names(path)
+            header = f"--- {before} ({fileio.human_size(st.st_size)}, {what})\n+++ {after}\n@@ {mode} @@\n"
             return header + "".join(f"+{line}" for line in _text_lines(data))
         after = data if mode == "overwrite" else old + data if mode == "append" else data + old
-        return _diff(old, after, f"a/{path}", f"b/{path}") or f"(no change to {path})"
+        return _diff(old, after, *fileio.diff_names(path)) or f"(no change to {path})"
 
     return confined(ctx, path, show, write=True)
 

@@ -216,7 +216,8 @@ def _report(ui: Terminal | JsonlSink, run: Run, outcome: Outcome, settings: Sett
             ui.hint(f'answer with: {invocation()} answer {run.id} "..."  (or --resume {run.id} --answer "...")')
         elif outcome.status == "paused":  # at an approval: only a human at a terminal can give it
             ui.hint(f"resume on a terminal to be asked again: {invocation()} --resume {run.id}")
-        elif outcome.status in ("limit", "interrupted", "failed") and f"--resume {run.id}" not in said:
+        elif (outcome.status in ("limit", "interrupted", "failed") and f"--resume {run.id}" not in said
+              and "Try another model" not in said):  # the same model resumed would fail the same way
             ui.hint(f"resume with: {invocation()} --resume {run.id}")
     _close(ui)
     try:

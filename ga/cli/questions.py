@@ -66,7 +66,7 @@ def approve_prompt(console: Console, title: str, shown: str, editable: str, reme
     """("approve", ""), ("reject", reason or ""), or ("edit", the new text of `editable`); with `remember` (a tool's
     name) also ("approve", "tool"): that tool for the rest of the run, or ("approve", "run"): every change;
     ("pause", "") when input ended (Ctrl-D)."""
-    console.print(Text(f"Approve {screen.one_line(title, 200)}?", style="bold yellow"))
+    console.print(Text(f"Approve {screen.one_line(title, 200).rstrip('?')}?", style="bold yellow"))
     console.print(preview(shown))
     if remember:
         console.print(Text(f"  or: [t] approve every {screen.one_line(remember, 40)} call of this run · [l] approve "

@@ -58,6 +58,8 @@ class Terminal:
         self.out = out or sys.stdout
         self.quiet = quiet
         self.raw = raw
+        self.human_s = 0.0
+        """Seconds spent waiting on the human (questions, approvals): not part of a tool call's time."""
         """--raw: the answer as the model wrote it, never rendered as Markdown."""
         self.fancy = self.err.is_terminal and not self.err.is_dumb_terminal
         """A real terminal on stderr: spinners allowed. Otherwise only whole plain lines."""
@@ -284,9 +286,12 @@ class Terminal:
 
     @contextlib.contextmanager
     def _paused(self) -> Iterator[None]:
-        """The live region goes away while the human reads and types (and while an editor owns the screen)."""
+        """The live region goes away while the human reads and types (and while an editor owns the screen); the time
+        it takes is counted apart (human_s), so a call's time is its own, not the human's."""
         self._stop()
+        began = time.monotonic()
         try:
             yield
         finally:
+            self.human_s += time.monotonic() - began
             self._refresh()

@@ -236,7 +236,7 @@ def resolve_id(runs_dir: Path, given: str) -> str:
     if matches:
         shown = ", ".join(matches[:5]) + (", ..." if len(matches) > 5 else "")
         raise ConfigError(f"Run id prefix {given!r} matches {len(matches)} runs ({shown}): give more of the id.")
-    recent = ", ".join(known[-3:]) or "none"
+    recent = ", ".join(reversed(known[-3:])) or "none"  # newest first, as `runs` lists them
     raise ConfigError(f"No run {given!r} in {runs_dir} (recent runs: {recent}; list them with: {invocation()} runs).")
 
 

@@ -143,12 +143,13 @@ class Dispatcher:
         return _Prepared(call=call, spec=spec, args=args, notes=notes)
 
     def _execute(self, p: _Prepared, ctx: ToolContext, budget: int) -> ToolResult:
-        started = time.perf_counter()
+        started, human = time.perf_counter(), getattr(ctx.ui, "human_s", 0.0)
         call_ctx = _for_call(ctx, p.call.id, budget)
         result = redacted(p.result or self._run(p, call_ctx))
         call_ctx.notes[:0] = p.notes
         result.content = "".join(f"{note}\n" for note in dict.fromkeys(call_ctx.notes)) + result.content
-        result.details.setdefault("elapsed", round(time.perf_counter() - started, 4))
+        waited = getattr(ctx.ui, "human_s", 0.0) - human  # at an approval: the human's time, not the call's
+        result.details.setdefault("elapsed", round(max(0.0, time.perf_counter() - started - waited), 4))
         return result
 
     def _run(self, p: _Prepared, call_ctx: ToolContext) -> ToolResult:

@@ -101,6 +101,11 @@ def shown_path(real: Path, workspace: Path) -> str:
     return os.path.relpath(real, workspace) if real.is_relative_to(workspace) else str(real)
 
 
+def diff_names(shown: str) -> tuple[str, str]:
+    """A unified diff's two names: a/PATH and b/PATH as git writes them, an absolute path as it is (not a//var/x)."""
+    return (shown, shown) if shown.startswith("/") else (f"a/{shown}", f"b/{shown}")
+
+
 def not_regular(shown: str, mode: int, tool: str, advice: str = SPECIAL_ADVICE) -> ToolError:
     kind = next((name for test, name in _KINDS if test(mode)), "a special file")
     return ToolError(f"{shown} is {kind}, not a regular file; {tool} works on regular files only (reading or "

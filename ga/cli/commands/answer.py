@@ -28,6 +28,11 @@ def main(argv: list[str]) -> int:
     args = p.parse_args(argv)
     folder = run_folder(args.run_id)
     run_id = folder.name
+    status = effective_status(folder, read_state(folder) or {})
+    if status not in ("running", "paused"):  # said before asking for an answer that could go nowhere
+        print(f"ga: run {run_id} is {status}, not waiting for an answer. To continue it with a message: "
+              f'{invocation()} --resume {run_id} --answer "..."', file=sys.stderr)
+        return 1
     text = _typed(folder) if args.text == "-" else args.text
     if text is None:
         return 1

@@ -86,3 +86,56 @@ def test_an_unreadable_workspace_and_a_bad_ports_list_are_one_line_errors_and_le
     monkeypatch.setattr(os, "access", lambda path, mode, **kw: False)  # root reads everything: as a user would meet it
     with pytest.raises(ConfigError, match="cannot be read"):
         load_settings(env={}, home=tmp_path / "home", workdir=work)
+
+
+def test_the_wording_a_daily_user_meets(tmp_path, make_ctx, workspace, monkeypatch):
+    import io
+    import time
+
+    from ga.cli.questions import approve_prompt
+    from ga.cli.terminal import Terminal
+    from ga.protocols import ToolCall
+    from ga.tooling.dispatch import Dispatcher
+    from tools.file_write import SPEC
+
+    home = tmp_path / "home"
+    runs = home / "runs"
+    for run_id in ("20261201-000000-aaaaaa", "20261202-000000-bbbbbb"):
+        (runs / run_id).mkdir(parents=True)
+        (runs / run_id / "state.json").write_text(json.dumps({"status": "done", "task": "t"}))
+    missing = ga(["runs", "show", "nope"], None, home, workspace)
+    assert "recent runs: 20261202-000000-bbbbbb, 20261201-000000-aaaaaa" in missing.stderr  # newest first
+    done = ga(["answer", "20261202-000000-bbbbbb", "-"], None, home, workspace)
+    assert done.returncode == 1 and "is done, not waiting for an answer" in done.stderr  # said before any prompt
+
+    from rich.console import Console
+
+    shown = io.StringIO()
+    monkeypatch.setattr("sys.stdin", io.StringIO("a\n"))
+    approve_prompt(Console(file=shown), "run this one command outside it?", "ls", "ls")
+    assert "outside it?" in shown.getvalue() and "??" not in shown.getvalue()
+
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "a.txt").write_text("one\n")
+    ctx = make_ctx(allow_paths=[outside], mode="confirm", interactive=True)
+    terminal = Terminal(err=io.StringIO(), out=io.StringIO())
+    ctx.ui = terminal
+    call = ToolCall(id="c1", name="file_write", arguments=json.dumps({"path": str(outside / "a.txt"),
+                                                                     "content": "two\n"}))
+    real = terminal.approve  # the human's time is counted apart from the call's
+
+    asked = []
+
+    def slow_approve(title, text, *args, **kwargs):
+        asked.append(text)
+        with terminal._paused():
+            time.sleep(0.6)
+        return "approve", ""
+
+    terminal.approve = slow_approve
+    Dispatcher([SPEC]).dispatch([call], ctx)  # an unread file: refused, and shown (read) by the refusal
+    (result,) = Dispatcher([SPEC]).dispatch([call], ctx)
+    terminal.approve = real
+    assert asked and f"--- {outside / 'a.txt'}" in asked[-1] and "a//" not in asked[-1]  # the diff shown
+    assert (outside / "a.txt").read_text() == "two\n" and result.details["elapsed"] < 0.5
