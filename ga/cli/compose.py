@@ -32,7 +32,7 @@ from ga.runs.folder import Run
 from ga.runs.liveness import Heartbeat
 from ga.runs.mailbox import Inbox, clear_outbox, write_outbox
 from ga.tooling.boundary import trust
-from ga.tooling.redact import redact, redact_data
+from ga.tooling.redact import redact_data
 
 if TYPE_CHECKING:
     from ga.agent import Agent
@@ -44,22 +44,11 @@ if TYPE_CHECKING:
 LOCAL = "local"
 """The model name of the embedded model (ga.local.endpoint.LOCAL): its module is imported for --local only."""
 def open_run(settings: Settings, task: str | None, resume: str | None, given: set[str]) -> tuple[Run, Settings]:
-    """A new run, or the run to resume with the settings it keeps (ga/tooling/boundary/trust.py: never relaxed by an
-    edit of its state.json)."""
+    """A new run, or the run to resume with the settings it started with (ga/tooling/boundary/trust.py)."""
     if not resume:
         return Run.create(settings.runs_dir, task or "", trust.record(settings)), settings
     run = Run.open(settings.runs_dir, resume)
-    settings, notice = trust.resumed(run, settings, given, sandbox_default=_sandbox_works)
-    if notice:
-        print(redact(f"ga: {notice}"), file=sys.stderr, flush=True)
-        run.append({"type": "notice", "text": notice})
-    return run, settings
-
-
-def _sandbox_works() -> bool:
-    from tools import sandbox_problem
-
-    return not sandbox_problem()
+    return run, trust.resumed(run, settings, given)
 
 
 def run_task(settings: Settings, *, task: str | None, resume: str | None = None, answer: str | None = None,

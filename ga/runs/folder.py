@@ -25,7 +25,6 @@ from ga.invocation import invocation
 from ga.protocols import Usage
 from ga.runs import liveness
 from ga.runs.disk import atomic_write, hold_lock, private_folder
-from ga.tooling.boundary import trust
 from ga.tooling.encoding import dumps
 from ga.tooling.redact import redact_data
 from ga.tooling.spec import ran
@@ -79,7 +78,6 @@ class Run:
             private_folder(runs_dir)
             folder.mkdir(mode=0o700)
             state = {"task": task, "status": "running", "created": time.time(), **meta, **liveness.owner()}
-            trust.seal(runs_dir, folder.name, state)
             run = cls(folder, {**state, "tool_state": {}})
             run.save_state()
         except OSError as e:

@@ -6,7 +6,7 @@
   configuration, HOME's start-up files): a write needs a human's approval. A new protected place goes there.
 - confined.py: how the file tools open what the check allowed, by descriptor, so a link that moves cannot lead out.
 - check_env.py (with check_site/): the --check's Python, where no workspace module stands in for the judge.
-- trust.py: the settings a run started with, sealed, so an edit of state.json never relaxes a resume.
+- trust.py: the settings a run started with, kept by its resume (state.json lies in GA_HOME, out of reach).
 
 The command policy and the sandbox that enforce much of this for code_run are tools/guard/; ga/tooling/permissions.py
 confines paths to the workspace and the allowed folders.
