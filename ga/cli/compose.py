@@ -68,7 +68,10 @@ def run_task(settings: Settings, *, task: str | None, resume: str | None = None,
         if resume:
             answer = piped.message(answer or "", run.folder, settings.context_tokens)
         else:
-            run.state["task"] = piped.message(run.state.get("task", ""), run.folder, settings.context_tokens)
+            given = run.state.get("task", "")
+            run.state["task"] = piped.message(given, run.folder, settings.context_tokens)
+            what = "" if piped.is_message else f" [with {len(piped.data):,} bytes piped{', cut' if piped.cut else ''}]"
+            run.state["shown_task"] = (given if not piped.is_message else run.state["task"])[:500] + what
             run.save_state()
     began = time.monotonic()  # the run's time, not the --local model's first provisioning
     if detached:

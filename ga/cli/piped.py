@@ -4,8 +4,7 @@ the task. `ga -` (or `… | ga` with no task) reads the task itself from stdin; 
 
 Only a pipe or a file is read: a terminal, /dev/null or a closed stdin give nothing. A pipe that stays silent gets one
 line on stderr, so a command waiting on it never looks hung. At most LIMIT bytes are read (`yes | ga` read 4.8 GiB into
-memory in 15 s), and only the first MEMORY of them stay in memory: the rest goes to a private temporary file as it
-comes; a cut input says so to the model.
+memory in 15 s); a cut input says so, to the user and to the model.
 """
 
 from __future__ import annotations
@@ -16,11 +15,9 @@ import os
 import select
 import stat
 import sys
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
 from ga.errors import ConfigError
 
@@ -30,9 +27,7 @@ SHARE = 4
 """Piped text shown to the model: at most this fraction of the history budget."""
 HEAD = 0.25
 """Of a cut input, the share shown from its start (the rest from its end: a log's error is at its end)."""
-MEMORY = 8 << 20
-"""Piped bytes kept in memory; past them, all of the input goes to a private temporary file as it comes."""
-LIMIT = 64 << 20
+LIMIT = 16 << 20
 """Piped bytes read at most; the rest is left unread (its writer gets SIGPIPE when ga is done) and the cut is said.
 A larger input is better given as a file path, which the file tools read in place."""
 CUT_ENV = "GA_PIPED_CUT"
@@ -56,20 +51,15 @@ def read_all(*, waiting: bool = True) -> Piped:
         print("ga: waiting for the input piped to ga to end (Ctrl-D ends typed input; </dev/null gives none)",
               file=sys.stderr, flush=True)
     chunks: list[bytes] = []
-    size, spill = 0, None
+    size = 0
     while size < LIMIT and (chunk := os.read(fd, min(1 << 16, LIMIT - size))):
         size += len(chunk)
-        if spill is None and size <= MEMORY:
-            chunks.append(chunk)
-            continue
-        if spill is None:
-            spill = tempfile.TemporaryFile(prefix="ga-stdin-")  # noqa: SIM115 (the Piped owns it; 0600, gone when closed)
-            spill.writelines(chunks)
-        spill.write(chunk)
+        chunks.append(chunk)
     cut = bool(os.environ.get(CUT_ENV)) or (size >= LIMIT and bool(os.read(fd, 1)))
-    if spill is not None:
-        spill.flush()
-    return Piped(data=b"".join(chunks), spill=spill, size=size, cut=cut)
+    if cut and not os.environ.get(CUT_ENV):
+        print(f"ga: the input piped to ga is longer than {LIMIT >> 20} MiB: only its first {LIMIT >> 20} MiB are "
+              "read (give a larger input as a file path instead)", file=sys.stderr, flush=True)
+    return Piped(data=b"".join(chunks), cut=cut)
 
 
 @dataclass(kw_only=True)
@@ -77,23 +67,16 @@ class Piped:
     """What came on stdin, and what it is for."""
 
     data: bytes
-    """The input, or its first MEMORY bytes when `spill` holds it."""
-    spill: BinaryIO | None = None
-    """All of the input, when it did not fit in memory (a temporary file)."""
-    size: int = 0
+    """The input (its first LIMIT bytes when `cut`)."""
     cut: bool = False
     """The input went on past LIMIT bytes, which were all that was read."""
     is_message: bool = False
     """The task (or the answer) itself, not context for one."""
     source: str = "a pipe"
 
-    def for_child(self) -> tuple[bytes | BinaryIO, dict[str, str]]:
+    def for_child(self) -> tuple[bytes, dict[str, str]]:
         """What a --detach child gets on its stdin (the input as read here), and the environment that says a cut."""
-        env = {**os.environ, CUT_ENV: "1"} if self.cut else dict(os.environ)
-        if self.spill is None:
-            return self.data, env
-        self.spill.seek(0)
-        return self.spill, env
+        return self.data, ({**os.environ, CUT_ENV: "1"} if self.cut else dict(os.environ))
 
     def message(self, words: str, folder: Path, budget_tokens: int) -> str:
         """`words` (the task or the answer as given) with the piped text, capped to a share of the history budget;
@@ -103,19 +86,16 @@ class Piped:
         cap = max(2_000, budget_tokens // SHARE * CHARS_PER_TOKEN)
         if b"\0" in self.data[:8192]:
             saved = self._save(folder)
-            return _join(words, f"[The input piped to ga is binary data ({self.size or len(self.data):,} bytes"
+            return _join(words, f"[The input piped to ga is binary data ({len(self.data):,} bytes"
                                 f"{', cut' if self.cut else ''}), saved as {saved}.]")
-        if self.spill is None and not self.cut:
-            text = self.data.decode("utf-8", errors="replace")
+        text = self.data.decode("utf-8", errors="replace")
+        lines = text.count("\n") + (not text.endswith("\n"))
+        if not self.cut:
             if self.is_message and len(text) <= cap:
                 return text.strip()
-            lines = text.count("\n") + (not text.endswith("\n"))
             if len(text) <= cap:
                 return _join(words, f"[Input piped to ga ({lines:,} lines):]\n{_fenced(text)}")
-            head, tail, size = text[: int(cap * HEAD)], text[-(cap - int(cap * HEAD)):], f"{len(text):,} characters"
-        else:
-            head, tail, lines = self._ends(cap)
-            size = f"{self.size:,} bytes"
+        head, tail, size = text[: int(cap * HEAD)], text[-(cap - int(cap * HEAD)):], f"{len(self.data):,} bytes"
         saved = self._save(folder)
         head, tail = head[: head.rfind("\n") + 1] or head, tail[tail.find("\n") + 1:] or tail  # whole lines
         first = head.count("\n") + 1
@@ -125,17 +105,6 @@ class Piped:
         note = (f"[Input piped to ga: {whole}, too long to show whole. Lines 1-{first - 1} and {last}-{lines} follow; "
                 f"all of {'what was read' if self.cut else 'it'} is in {saved} (file_read it for the rest).]")
         return _join(words, f"{note}\n{_fenced(head + f'[… lines {first}-{last - 1} left out …]' + chr(10) + tail)}")
-
-    def _ends(self, cap: int) -> tuple[str, str, int]:
-        """The start and the end of the input (`cap` characters in all), and its lines, read block by block."""
-        head = self.data[: cap * 4].decode("utf-8", "replace")[: int(cap * HEAD)]
-        if self.spill is None:
-            end = self.data[-cap * 4:]
-        else:
-            self.spill.seek(max(0, self.size - cap * 4))
-            end = self.spill.read()
-        tail = end.decode("utf-8", "replace")[-(cap - int(cap * HEAD)):]
-        return head, tail, sum(block.count(b"\n") for block in self._blocks()) + (not end.endswith(b"\n"))
 
     def _save(self, folder: Path) -> Path:
         """The whole input in the run folder (0600, secrets redacted like everything there): stdin.txt, stdin-2.txt."""
@@ -149,11 +118,7 @@ class Piped:
         return path
 
     def _blocks(self) -> Iterator[bytes]:
-        if self.spill is None:
-            yield self.data
-            return
-        self.spill.seek(0)
-        yield from iter(lambda: self.spill.read(_BLOCK), b"")
+        yield from (self.data[i:i + _BLOCK] for i in range(0, len(self.data), _BLOCK))
 
 
 def _redacted(blocks: Iterator[bytes]) -> Iterator[str]:
@@ -201,7 +166,7 @@ def take(args: argparse.Namespace) -> Piped | None:
             if not source and sys.stdin.isatty():
                 print("ga: type the text, then Ctrl-D", file=sys.stderr, flush=True)
             piped = read_all(waiting=bool(source))
-            if not piped.spill and not piped.data.strip():
+            if not piped.data.strip():
                 raise ConfigError(f"The {name} read from stdin is empty.")
             setattr(args, name, "")
             piped.is_message, piped.source = True, source or "a terminal"
@@ -210,4 +175,4 @@ def take(args: argparse.Namespace) -> Piped | None:
         return None
     piped = read_all()
     piped.source = kind()
-    return piped if piped.spill or piped.data.strip() else None
+    return piped if piped.data.strip() else None

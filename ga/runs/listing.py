@@ -22,7 +22,8 @@ def describe(folder: Path, state: dict, now: float, stall_after: float) -> dict:
     row = {"run_id": folder.name, "status": status, "stalled": idle is not None, "created": state.get("created"),
            "updated": state.get("updated"), "turns": int(turns or 0),
            "tokens": int(usage.get("prompt_tokens", 0)) + int(usage.get("completion_tokens", 0)), "usage": usage,
-           "tool_calls": state.get("tool_calls"), "task": state.get("task", ""), "workdir": state.get("workdir"),
+           "tool_calls": state.get("tool_calls"), "task": state.get("shown_task") or state.get("task", ""),
+           "workdir": state.get("workdir"),
            "pid": state.get("pid"), "message": state.get("message", ""), "verified": state.get("verified")}
     if idle is not None:
         row["idle_s"] = round(idle)

@@ -117,9 +117,9 @@ def test_an_answer_can_come_on_stdin(home, workspace):
 
 
 def test_an_endless_pipe_is_read_up_to_a_cap_in_bounded_memory(home, workspace):
-    """`yes | ga "..."` read 4.8 GiB into memory in 15 s: now LIMIT bytes at most, all but the first MEMORY of them
-    on disk, and the model is told the input was cut. (The address-space limit keeps a regression from taking the
-    machine down: it fails with a MemoryError instead.)"""
+    """`yes | ga "..."` read 4.8 GiB into memory in 15 s: now LIMIT bytes at most, and the model and the user are
+    told the input was cut. (The address-space limit keeps a regression from taking the machine down: it fails with
+    a MemoryError instead.)"""
     import resource
 
     def limited() -> None:
@@ -136,12 +136,13 @@ def test_an_endless_pipe_is_read_up_to_a_cap_in_bounded_memory(home, workspace):
             yes.wait()
         sent = task_sent(server) if server.requests else ""
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "cut at 64 MiB" in sent and "y\ny\n" in sent
+    assert "cut at 16 MiB" in sent and "y\ny\n" in sent
+    assert "longer than 16 MiB: only its first 16 MiB are read" in proc.stderr  # said on the user's screen too
     saved = only_run(home) / "stdin.txt"
-    assert saved.stat().st_size == 64 << 20 and f"all of what was read is in {saved}" in sent
+    assert saved.stat().st_size == 16 << 20 and f"all of what was read is in {saved}" in sent
 
 
-def test_a_detached_run_gets_an_input_too_large_for_memory_whole(home, workspace):
+def test_a_detached_run_gets_a_long_input_whole(home, workspace):
     text = "".join(f"line {i:07d} of a long log\n" for i in range(400_000)) + "FATAL: at the very end\n"  # ~10 MiB
     with ScriptedServer([{"content": "read it"}]) as server:
         proc = piped(["explain", "--detach", "--no-sandbox"], text, server, home, workspace)
@@ -152,3 +153,16 @@ def test_a_detached_run_gets_an_input_too_large_for_memory_whole(home, workspace
     assert proc.returncode == 0 and waited.returncode == 0, proc.stderr + waited.stderr
     assert "FATAL: at the very end" in sent and "400,001 lines" in sent and "cut" not in sent
     assert (only_run(home) / "stdin.txt").read_text() == text
+
+
+def test_runs_and_runs_show_name_the_user_s_task_and_the_piped_input_s_size(home, workspace):
+    text = "".join(f"line {i} of a log\n" for i in range(3000))
+    with ScriptedServer([{"content": "read it"}]) as server:
+        assert piped(["explain this log"], text, server, home, workspace).returncode == 0
+    shown = subprocess.run([sys.executable, RUN_PY, "runs", "show", only_run(home).name], env=ga_env(None, home),
+                           cwd=workspace, capture_output=True, text=True, timeout=60, check=False).stdout
+    task_line = next(line for line in shown.splitlines() if line.startswith("task"))
+    assert task_line == f"task      explain this log [with {len(text.encode()):,} bytes piped]"
+    listed = subprocess.run([sys.executable, RUN_PY, "runs"], env=ga_env(None, home), cwd=workspace,
+                            capture_output=True, text=True, timeout=60, check=False).stdout
+    assert "explain this log [with" in listed and "line 1 of a log" not in listed
