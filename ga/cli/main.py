@@ -1,8 +1,7 @@
 """Command line: ga "task" [options] | ga --resume RUN_ID [--answer TEXT] | ga COMMAND (or python run.py ...).
 
 Subcommands in the style of simonw/llm: a first word that names a command runs it (`help` and `version` too); any
-other first word starts a task, but a one-word task that names a common command (`logs`, `status`) is asked about
-first (ga/cli/words.py); `ga run "TEXT"` always starts a task (even one called "runs").
+other first word starts a task; `ga run "TEXT"` always starts a task (even one called "runs").
 
 Here: the entry point that routes the first word, and a task's start (its settings from the flags, the sandbox
 chosen, --continue, --detach). What the command line accepts (subcommands, flags, combinations refused) is in
@@ -20,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import ga
-from ga.cli import logs, piped, warm, words
+from ga.cli import logs, piped, warm
 from ga.cli.arguments import COMMANDS, build_parser, check_combinations
 from ga.errors import AgentStop, ConfigError
 from ga.invocation import invocation
@@ -113,17 +112,32 @@ def dispatch(argv: list[str]) -> int:
             print(redact(f"ga: {e}"), file=sys.stderr)
             return EXIT_USAGE
     if argv[:1] == ["help"]:
-        return words.help_command(argv[1:], COMMANDS, build_parser().print_help)
+        return help_command(argv[1:])
     if argv == ["version"]:
         print(f"ga {ga.__version__}")
         return 0
     if argv and argv[0] == "run":
-        return run_command(argv[1:], asked=True)
+        return run_command(argv[1:])
     return run_command(argv)
 
 
-def run_command(argv: list[str], *, asked: bool = False) -> int:
-    """Start or resume a task. `asked`: `ga run TEXT`, TEXT is a task whatever it says."""
+def help_command(argv: list[str]) -> int:
+    """`ga help` (the top --help) and `ga help COMMAND` (that command's)."""
+    if not argv:
+        build_parser().print_help()
+        return 0
+    if argv[0] not in COMMANDS:
+        print(f"ga: no command {argv[0]!r}; commands: {', '.join(COMMANDS)} (`{invocation()} help`)",
+              file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        return importlib.import_module(COMMANDS[argv[0]]).main([*argv[1:], "--help"])
+    except SystemExit as done:  # argparse's --help ends with exit 0
+        return int(done.code or 0)
+
+
+def run_command(argv: list[str]) -> int:
+    """Start or resume a task."""
     parser = build_parser()
     args = parser.parse_args(argv)  # unknown flags: argparse prints usage and exits 2
     logs.configure(args.verbose)
@@ -131,11 +145,6 @@ def run_command(argv: list[str], *, asked: bool = False) -> int:
         if args.task:
             parser.error("give the task once: as -p TASK or as the task, not both")
         args.task, args.autonomous = args.print_task, True
-    if not asked and words.meant(args.task) and (code := words.ask_to_send(args.task)) is not None:
-        if args.json or args.jsonl:  # a harness reading stdout still gets the documented object
-            result = _empty_result(None, "error", f"`{args.task}` was not sent: it names a command")
-            print(json.dumps({"type": "end", **result, "exit_code": code} if args.jsonl else result))
-        return code
     piped.adopt(args)  # `… | ga`: the task comes on stdin
     chat_wanted = wants_chat(args)  # `ga` alone on a terminal
     check_combinations(parser, args, chat=chat_wanted)

@@ -57,24 +57,6 @@ def test_help_and_version_are_words_as_well_as_flags(home, workspace):
     assert not (home / "runs").exists()  # none of them is a task
 
 
-def test_a_one_word_task_that_names_a_command_is_asked_about_not_sent(home, workspace):
-    with ScriptedServer([{"content": "Here are the logs."}]) as server:
-        piped = ga(["logs"], server, home, workspace)
-        as_json = ga(["status", "--json"], server, home, workspace)
-        declined = tty(["resume"], server, home, workspace, answers=[("[y/N] ", "n")])
-        assert not server.requests
-        sent = tty(["logs"], server, home, workspace, answers=[("[y/N] ", "y")])
-        server.assert_complete()
-    assert piped.returncode == 2 and "`logs` is not a command of ga" in piped.stderr
-    assert "run.py runs" in piped.stderr and "run.py run logs" in piped.stderr  # what to type, either way
-    assert json.loads(as_json.stdout)["status"] == "error" and as_json.returncode == 2
-    assert declined.returncode == 2 and "--continue" in declined.text and "Not sent" in declined.text
-    assert sent.returncode == 0 and "Here are the logs." in sent.text
-    with ScriptedServer([{"content": "Listed the logs."}]) as server:
-        forced = ga(["run", "logs"], server, home, workspace)  # `run TEXT` is always a task
-    assert forced.returncode == 0 and forced.stdout.strip() == "Listed the logs."
-
-
 def test_the_chat_knows_help_and_refuses_unknown_commands_without_sending_them(home, workspace):
     with ScriptedServer([{"content": "It holds the hosts."}]) as server:
         run = tty([], server, home, workspace, answers=[("› ", "/help"), ("› ", "/frobnicate now"),
