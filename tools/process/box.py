@@ -107,13 +107,25 @@ sys.exit(code)
 """
 
 
+SOCKET_PATH_MAX = 100
+"""A Unix socket's path has room for 107 bytes: a long TMPDIR (a bench trial's) gets the folder in /tmp instead."""
+
+
+def _private_folder() -> Path:
+    folder = Path(tempfile.mkdtemp(prefix="ga-box-"))
+    if len(str(folder / "keeper.sock").encode()) <= SOCKET_PATH_MAX:
+        return folder
+    folder.rmdir()
+    return Path(tempfile.mkdtemp(prefix="ga-box-", dir="/tmp"))
+
+
 class Box:
     """The run's sandbox, kept between code_run calls. A ToolContext resource: close() at the run's end."""
 
     def __init__(self, layout: sandbox.Layout, processes: lifetime.Lifetime, env: dict[str, str],
                  ports: tuple[int, ...]):
         self.layout, self.ports, self.run_id = layout, ports, processes.run_id
-        self.folder = Path(tempfile.mkdtemp(prefix="ga-box-"))  # 0700: the keeper's socket and the requests
+        self.folder = _private_folder()  # 0700: the keeper's socket and the requests
         self.socket = self.folder / "keeper.sock"
         self.log = self.folder / "box.log"
         self._stack = ExitStack()

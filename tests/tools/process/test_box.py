@@ -62,3 +62,18 @@ def test_python_scripts_keep_their_traceback_and_exit_code_and_a_timeout_kills_t
         assert "still-here" in after.content
     finally:
         ctx.close()
+
+
+@needs_bwrap
+def test_a_long_tmpdir_does_not_stop_the_box(make_ctx, workspace, tmp_path, monkeypatch):
+    import tempfile
+
+    deep = tmp_path / ("a-rather-long-folder-name-" * 4) / "tmp"
+    deep.mkdir(parents=True)
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))  # a bench trial's TMPDIR: past a socket path's 107 bytes
+    ctx = make_ctx(sandbox=True)
+    try:
+        result = run(ctx, "echo boxed", type="bash")
+    finally:
+        ctx.close()
+    assert "boxed" in result.content and not result.is_error, result.content
