@@ -69,6 +69,10 @@ class UI(Protocol):
         """A model request starts (the run's `number`-th)."""
         ...
 
+    def human_seconds(self) -> float:
+        """Seconds spent so far waiting on the human (questions, approvals): not part of a tool call's time."""
+        ...
+
     def text(self, chunk: str) -> None:
         """Reply text as it streams in."""
         ...

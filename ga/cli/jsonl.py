@@ -41,6 +41,9 @@ class JsonlSink:
         self.out = out or sys.stdout
         self._text: list[str] = []
 
+    def human_seconds(self) -> float:
+        return 0.0  # --jsonl never waits on a human at a prompt
+
     def emit(self, event: dict) -> None:
         try:
             self.out.write(json.dumps(redact_data(event), ensure_ascii=False, default=str) + "\n")

@@ -230,6 +230,9 @@ class Terminal:
 
     # the human
 
+    def human_seconds(self) -> float:
+        return self.human_s
+
     def ask(self, question: str, candidates: list[str]) -> str:
         with self._lock, self._paused():
             self._commit()

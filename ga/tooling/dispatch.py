@@ -143,12 +143,12 @@ class Dispatcher:
         return _Prepared(call=call, spec=spec, args=args, notes=notes)
 
     def _execute(self, p: _Prepared, ctx: ToolContext, budget: int) -> ToolResult:
-        started, human = time.perf_counter(), getattr(ctx.ui, "human_s", 0.0)
+        started, human = time.perf_counter(), ctx.ui.human_seconds()
         call_ctx = _for_call(ctx, p.call.id, budget)
         result = redacted(p.result or self._run(p, call_ctx))
         call_ctx.notes[:0] = p.notes
         result.content = "".join(f"{note}\n" for note in dict.fromkeys(call_ctx.notes)) + result.content
-        waited = getattr(ctx.ui, "human_s", 0.0) - human  # at an approval: the human's time, not the call's
+        waited = ctx.ui.human_seconds() - human  # at an approval: the human's time, not the call's
         result.details.setdefault("elapsed", round(max(0.0, time.perf_counter() - started - waited), 4))
         return result
 

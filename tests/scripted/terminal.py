@@ -57,6 +57,9 @@ class ScriptedTerminal:
             raise EOFError("no answer: the scripted terminal has none left")
         return self.answers.pop(0)
 
+    def human_seconds(self) -> float:
+        return 0.0
+
     def approve(self, title: str, text: str, editable: str | None = None, remember: str = "") -> tuple[str, str]:
         self.asked.append(("approve", title, text))
         if not self.answers:
