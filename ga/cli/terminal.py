@@ -58,6 +58,8 @@ class Terminal:
         self.out = out or sys.stdout
         self.quiet = quiet
         self.raw = raw
+        self._held = ""
+        """A reply held while the check runs: the answer when the check passes, shown then; else a turn's text."""
         self.human_s = 0.0
         """Seconds spent waiting on the human (questions, approvals): not part of a tool call's time."""
         """--raw: the answer as the model wrote it, never rendered as Markdown."""
@@ -82,6 +84,7 @@ class Terminal:
     def turn(self, number: int) -> None:
         """A model request starts."""
         with self._lock:
+            self.reply, self._held = self._held + self.reply, ""  # a reply whose check failed was no answer
             self._commit()
             self.waiting = time.monotonic()
             self._refresh()
@@ -120,6 +123,8 @@ class Terminal:
 
     def tool_start(self, call: ToolCall, args: dict | None = None) -> None:
         with self._lock:
+            if call.name == "check":  # the reply it checks may be the answer: shown once, by answer() or later
+                self._held, self.reply = self.reply, ""
             self._commit()
             running = self.running[call.id] = Running(call_line(call, args))
             if not self.fancy and not self.quiet:
@@ -253,7 +258,7 @@ class Terminal:
         """The final answer, once: on stdout, rendered when stdout is a terminal (its streamed text is not repeated)."""
         text = redact(text)
         with self._lock:
-            self.reply = ""  # the streamed preview of this very answer
+            self.reply = self._held = ""  # the streamed preview of this very answer
             self._commit()
             self.close()
             show_answer(self.out, text, raw=self.raw)

@@ -139,3 +139,21 @@ def test_the_wording_a_daily_user_meets(tmp_path, make_ctx, workspace, monkeypat
     terminal.approve = real
     assert asked and f"--- {outside / 'a.txt'}" in asked[-1] and "a//" not in asked[-1]  # the diff shown
     assert (outside / "a.txt").read_text() == "two\n" and result.details["elapsed"] < 0.5
+
+
+def test_with_check_a_terminal_shows_the_answer_once(tmp_path):
+    import sys
+
+    from tests.ga.cli.test_cli import RUN_PY, ga_env
+    from tests.scripted import ScriptedServer, tool_call
+    from tests.tty import run_on_tty
+
+    home, workspace = tmp_path / "home", tmp_path / "work"
+    workspace.mkdir()
+    steps = [{"tool_calls": [tool_call("file_write", path="done.txt", content="ok\n")]},
+             {"content": "All done: DONE-MARKER-7"}]
+    with ScriptedServer(steps) as server:
+        shown = run_on_tty([sys.executable, RUN_PY, "make done.txt", "--check", "test -f done.txt"], cwd=workspace,
+                           env=ga_env(server, home))
+    assert shown.returncode == 0, shown.text
+    assert shown.text.count("DONE-MARKER-7") == 1, shown.text
