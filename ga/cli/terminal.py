@@ -166,7 +166,7 @@ class Terminal:
             edited = Text(" (your edit)", style="yellow") if result.details.get("edited") else ""
             self._print(Text.assemble(mark, " ", line, edited, took))
             if result.is_error and result.content:
-                self._print(Text(f"  {screen.one_line(result.said(), ERROR_LINE_CHARS)}", style="red"))
+                self._print(Text(f"  {screen.one_line(result.said(), ERROR_LINE_CHARS, keep_last=True)}", style="red"))
             if result.details.get("diff") and not self.quiet and result.details["diff"] != self._approved:
                 self._print(self._diff(result.details))
             self._refresh()

@@ -69,7 +69,14 @@ class CleanStream:
         return clean(text)
 
 
-def one_line(text: str, limit: int) -> str:
-    """Cleaned, whitespace runs (newlines too) as one space, cut to `limit` characters with an ellipsis."""
+def one_line(text: str, limit: int, *, keep_last: bool = False) -> str:
+    """Cleaned, whitespace runs (newlines too) as one space, cut to `limit` characters with an ellipsis; `keep_last`:
+    a short last sentence stays whole after the cut ("… Nothing was written.")."""
     text = " ".join(clean(text).split())
-    return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
+    if len(text) <= limit:
+        return text
+    end = text.rfind(". ", 0, len(text) - 1) + 2 if keep_last else 1
+    last = text[end:] if end > 1 else ""
+    if last and len(last) <= limit // 3:
+        return text[: max(0, limit - len(last) - 2)] + "… " + last
+    return text[: max(0, limit - 1)] + "…"

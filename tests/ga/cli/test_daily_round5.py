@@ -157,3 +157,14 @@ def test_with_check_a_terminal_shows_the_answer_once(tmp_path):
                            env=ga_env(server, home))
     assert shown.returncode == 0, shown.text
     assert shown.text.count("DONE-MARKER-7") == 1, shown.text
+
+
+def test_a_long_error_line_keeps_its_last_sentence():
+    from ga.tooling.screen import one_line
+
+    said = ("Refused to overwrite notes.txt (3 lines): this run has not read it, and overwriting would lose its "
+            "content; its lines are shown below. To replace it anyway, send the same file_write again; to change a "
+            "part, use file_patch; to add to it, mode=append. Nothing was written.")
+    shown = one_line(said, 160, keep_last=True)
+    assert len(shown) <= 160 and shown.endswith("… Nothing was written.") and shown.startswith("Refused to overwrite")
+    assert one_line("short. enough.", 160, keep_last=True) == "short. enough."
