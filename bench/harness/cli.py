@@ -20,7 +20,7 @@ TRUST = ("What the bench trusts: a suite's setup (task.toml), its checker (tests
          "sandbox when bubblewrap works): run only suites you trust. A Dask scheduler runs what it is sent and the "
          "bench loads what it sends back (pickles): use one you trust; dask:// (tcp://) is neither encrypted nor "
          "authenticated, tls:// with --tls-ca-file, --tls-cert and --tls-key is both.")
-TOOLS = ("report", "install", "agents")
+TOOLS = ("report", "install", "agents", "list")
 """`bench WORD ...` for these words is that tool, not a suite named WORD."""
 
 
@@ -77,7 +77,9 @@ def tool_parser(command: str) -> argparse.ArgumentParser:
         "report": "Rewrite a results folder's report.html and charts from its results.jsonl.",
         "install": "Install another agent as its config says, into its own prefix: $GA_BENCH_AGENTS/NAME "
                    "(default ~/.cache/ga/bench-agents/NAME).",
-        "agents": "List the agents the benchmark can run: built in, and the configs in bench/harness/agents/.",
+        "agents": "List the agents the benchmark can run: built in, and the configs in bench/harness/agents/, with "
+                  "whether each is installed here.",
+        "list": "List the task suites of this checkout (bench/suites/) and how many tasks each holds.",
     }[command])
     if command == "report":
         p.add_argument("dir", type=Path, help="a results folder (bench --out DIR), holding results.jsonl")
@@ -248,7 +250,7 @@ def _tool(command: str, args: argparse.Namespace) -> int:
             if not isinstance(adapter, CLIAgent):
                 raise ConfigError(f"{args.agent} is built in: nothing to install")
             return adapter.install_now(args.force)
-        return _list_agents()
+        return _list_agents() if command == "agents" else _list_suites()
     except ConfigError as e:
         print(f"ga bench: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -258,10 +260,29 @@ def _list_agents() -> int:
     from bench.harness.adapters import CONFIGS
     from bench.harness.cli_agent import CLIAgent
 
-    print("oracle           built in: runs solution/solve.sh")
-    print("nop              built in: does nothing")
-    print(f"ga               built in: {invocation()} --json --autonomous")
+    rows = [("oracle", "built in", "", "runs solution/solve.sh"), ("nop", "built in", "", "does nothing"),
+            ("ga", "built in", "", f"{invocation()} --json --autonomous")]
     for path in sorted(CONFIGS.glob("*.toml")):
         agent = CLIAgent.load(path)
-        print(f"{agent.name:16s} {'tested' if agent.tested else 'untested'}: {agent.description}")
+        here = "installed" if agent.prefix.is_dir() and any(agent.prefix.iterdir()) else "not installed"
+        status = here if agent.install or agent.install_of else "external"
+        rows.append((agent.name, status, "tested" if agent.tested else "untested", agent.description))
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    for row in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths, strict=True)) + "  " + row[3])
+    print(f"install one with: {invocation()} bench install NAME", file=sys.stderr)
+    return 0
+
+
+def _list_suites() -> int:
+    from bench.harness.context import ROOT
+
+    suites = ROOT / "bench" / "suites"
+    found = sorted(p for p in suites.iterdir() if p.is_dir()) if suites.is_dir() else []
+    for suite in found:
+        tasks = sum(1 for t in suite.iterdir() if (t / "task.toml").is_file())
+        print(f"{suite.name:12s} {tasks:4d} tasks  {suite}")
+    if not found:
+        print(f"ga bench: no suites in {suites}", file=sys.stderr)
+    print(f"run one with: {invocation()} bench bench/suites/NAME --agents ga (see `bench agents`)", file=sys.stderr)
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from tests.ga.cli.test_cli import ga, wait_for
 
@@ -168,3 +169,18 @@ def test_a_long_error_line_keeps_its_last_sentence():
     shown = one_line(said, 160, keep_last=True)
     assert len(shown) <= 160 and shown.endswith("… Nothing was written.") and shown.startswith("Refused to overwrite")
     assert one_line("short. enough.", 160, keep_last=True) == "short. enough."
+
+
+def test_bench_list_names_the_suites_and_bench_agents_says_what_is_installed(tmp_path):
+    from tests.ga.cli.test_cli import ga
+
+    home, workspace = tmp_path / "home", tmp_path / "work"
+    workspace.mkdir()
+    listed = ga(["bench", "list"], None, home, workspace)
+    assert listed.returncode == 0 and "not a folder of tasks" not in listed.stderr, listed.stderr
+    assert any(line.startswith("small ") and "tasks" in line for line in listed.stdout.splitlines())
+    agents = ga(["bench", "agents"], None, home, workspace, GA_BENCH_AGENTS=str(tmp_path / "none"))
+    rows = agents.stdout.splitlines()
+    assert agents.returncode == 0 and any(r.startswith("pi ") and "not installed" in r for r in rows), agents.stdout
+    columns = {re.search(r"  (un)?tested  ", r).start() for r in rows if re.search(r"  (un)?tested  ", r)}
+    assert len(columns) == 1, rows  # one column for tested/untested: the rows line up
