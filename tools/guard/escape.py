@@ -17,7 +17,7 @@ import shlex
 from pathlib import Path
 
 from tools.guard.places import normpath
-from tools.guard.sandbox import Layout, shown_inside, writable_inside
+from tools.guard.sandbox import SYSTEM, Layout, shown_inside, writable_inside
 from tools.process.hints import NO_NETWORK, REFUSED
 
 _READ_ONLY = re.compile(r"(/[^\s:'\"`]+)['\"`]?: Read-only file system|Read-only file system: ['\"](/[^'\"]+)")
@@ -41,6 +41,8 @@ def blocked(output: str, layout: Layout) -> str:
         return "its network is its own: the host's 127.0.0.1 (localhost) is not reachable inside it"
     for m in _READ_ONLY.finditer(output):
         path = Path(os.path.realpath(m.group(1) or m.group(2)))  # a write through a link lands where it points
+        if any(path == Path(s) or path.is_relative_to(s) for s in (*SYSTEM, "/boot")):
+            continue  # the system's own files: root may write them on the host, a run never should
         if not writable_inside(path, layout) and _host_writable(path):
             return f"{path} is read-only inside it"
     for m in _MISSING.finditer(output):

@@ -88,3 +88,13 @@ def test_sandboxed_code_cannot_plant_home_s_agents_md(home, make_ctx, monkeypatc
         ctx.close()
     assert (home / "CLAUDE.md").read_text() == "the user's own\n"
     assert not (home / "AGENTS.md").exists() and "AGENTS.md: moved to" in result.content
+
+
+def test_the_sandbox_s_read_only_system_is_never_offered_to_run_outside(tmp_path):
+    """As root /usr is writable on the host: a command stopped writing there must not get the run-outside question."""
+    from tools.guard import escape, sandbox
+
+    layout = sandbox.Layout(workspace=tmp_path, ga_home=tmp_path / "ga-home")
+    for path in ("/usr/lib/python3/dist-packages/x.pth", "/etc/cron.d/job", "/boot/grub/grub.cfg"):
+        assert escape.blocked(f"bash: {path}: Read-only file system", layout) == ""
+    assert escape.blocked("curl: (6) Could not resolve host: pypi.org", layout) == "it has no network"  # still asked
