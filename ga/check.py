@@ -16,6 +16,7 @@ import json
 import os
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from ga.errors import AgentStop
 from ga.escalation import Escalation
@@ -62,7 +63,11 @@ def run_check(command: str, *, number: int, dispatcher: Dispatcher, ctx: ToolCon
                           f"{listed}{more}"
     ui.tool_done(shown, result)
     code = result.details.get("exit_code")
-    passed = not result.is_error
+    forged = [p for p in made if _tool_module(p, ctx.workspace)]
+    if forged:  # the run wrote the tool that judges it (pytest missing: a pytest.py answered `python -m pytest`)
+        result.content += ("\nnote: not verified: the check ran " + ", ".join(os.path.relpath(p, ctx.workspace)
+                           for p in forged) + ", a test tool's module this run wrote; install the real tool")
+    passed = not result.is_error and not forged
     run.state["check_result"] = {"command": command, "passed": passed, "exit_code": code, "run_files": made}
     run.append({"type": "check", "command": command, "passed": passed, "exit_code": code,
                 "content": result.content, "details": result.details, "run_files": made})
@@ -75,6 +80,20 @@ def run_check(command: str, *, number: int, dispatcher: Dispatcher, ctx: ToolCon
     counted = escalation.observe(ToolCall(id=shown.id, name="check", arguments={"command": command, "said": said}),
                                  error(FAILED.format(command=command, code=_code(result), output=output)))
     return Checked(passed=False, message={"role": "user", "content": counted.content})
+
+
+TOOL_MODULES = frozenset({"pytest", "_pytest", "py", "unittest", "nose", "nose2", "tox", "coverage", "doctest",
+                          "hypothesis", "mypy", "ruff", "flake8", "pylint", "black", "pytest_cov", "pluggy"})
+"""Modules of the tools a check runs: one the run wrote must never be what answers for them."""
+
+
+def _tool_module(path: str, workspace: Path) -> bool:
+    """Whether `path` (a file the check imported) is, as the workspace puts it on sys.path, one of TOOL_MODULES."""
+    try:
+        parts = Path(path).relative_to(workspace).parts
+    except ValueError:
+        return False
+    return bool(parts) and Path(parts[0]).stem in TOOL_MODULES
 
 
 def made_during_run(paths: list[str], since: float) -> list[str]:

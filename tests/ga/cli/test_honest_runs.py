@@ -247,3 +247,17 @@ def test_an_answer_that_only_asks_back_pauses_and_an_answer_continues_it(home, w
         server.assert_complete()
     assert json.loads(proc.stdout)["status"] == "done", proc.stderr
     assert "app.py" in last_user(server.requests[0])
+
+
+def test_a_test_tool_the_run_wrote_cannot_verify_it_where_the_real_one_is_missing(home, workspace):
+    """nose2 is not installed here: `python -m nose2` finds the nose2.py the run wrote (the workspace is last on the
+    check's sys.path, and nothing else answers). It ran, exit 0, but the run is not verified, and says why."""
+    steps = [{"tool_calls": [tool_call("file_write", path="nose2.py", content="print('Ran 3 tests\\nOK')\n")]},
+             {"content": "Done."}, {"content": "Still done."}, {"content": "Done again."}]
+    with ScriptedServer(steps) as server:
+        proc = ga(["make the tests pass", "--json", "--max-turns", "4", "--check", f"{sys.executable} -m nose2"],
+                  server, home, workspace)
+    result = json.loads(proc.stdout)
+    assert result["verified"] is not True, proc.stderr
+    checks = events(only_run(home), "check")
+    assert checks and not checks[0]["passed"] and "nose2.py, a test tool's module this run wrote" in checks[0]["content"]
