@@ -260,4 +260,5 @@ def test_a_test_tool_the_run_wrote_cannot_verify_it_where_the_real_one_is_missin
     result = json.loads(proc.stdout)
     assert result["verified"] is not True, proc.stderr
     checks = events(only_run(home), "check")
-    assert checks and not checks[0]["passed"] and "nose2.py, a test tool's module this run wrote" in checks[0]["content"]
+    assert checks and not checks[0]["passed"]
+    assert "nose2.py, a test tool's module this run wrote" in checks[0]["content"]
