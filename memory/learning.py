@@ -171,7 +171,8 @@ def _extract(settings: Settings, run: Run, events: list[dict], mem: dict, *, rep
     kept = {n for st in found.steps if st.kind == "bash" for n in ran_scripts(st.code, store.sop_dir(settings.home))}
     replaces = next((n for n in mem.get("used", {}) if n in kept), "")
     saved = save_learnt(found, home=settings.home, skills_path=settings.skills_path, run_id=run.id, task=task,
-                        check=run.state.get("check") or "", secrets=secrets, replaces=replaces)
+                        check=run.state.get("check") or "", secrets=secrets, replaces=replaces,
+                        workspace=settings.workdir)
     if isinstance(saved, str):
         report["learnt"] = saved
         return f"no script learnt: {saved}"
@@ -179,7 +180,8 @@ def _extract(settings: Settings, run: Run, events: list[dict], mem: dict, *, rep
                         "verified": found.verified, "usage": saved.skill.metadata.get("usage", "")}
     verb = {"created": "learnt script", "updated": "updated the script of",
             "same": "the same script again:"}[saved.action]
-    return f"{verb} {saved.skill.name} ({found.verified}) → {saved.skill.folder}"
+    return (f"{verb} {saved.skill.name} ({found.verified}) → {saved.skill.folder} (learnt in "
+            f"{saved.skill.metadata.get('learnt_in', settings.workdir)})")
 
 
 def _sweep(home: Path, run: Run, secrets: tuple[str, ...]) -> None:

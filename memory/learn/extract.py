@@ -59,9 +59,9 @@ class _Trial:
     """Replays on fresh copies of the kept workspace, within one time budget."""
 
     def __init__(self, replayer: Replayer, before: Path, workspace: Path, *, outputs: dict[str, str],
-                 answer: list[str], staging: Path):
+                 answer: list[str], staging: Path, ignore: set[str] = frozenset()):
         self.replayer, self.before, self.workspace = replayer, before, workspace
-        self.outputs, self.answer = outputs, answer
+        self.outputs, self.answer, self.ignore = outputs, answer, ignore
         self.staging = staging
         """Where a script is put while it is tried: beside the SOPs (where a learnt one runs from), not in the
         workspace, so the policy and the sandbox see it as they will when it is used."""
@@ -81,6 +81,8 @@ class _Trial:
             ok, output = self.replayer.run(script.command(str(self.staging), values), root, "ws", timeout)
             if not ok or snapshot.same(self.outputs, self.workspace, root / "ws"):
                 return False
+            if set(snapshot.changes(self.before, root / "ws", ignore=self.ignore)) - set(self.outputs):
+                return False  # it changed what the run did not: a script does its task's work and nothing else
             if any(value not in output for value in self.answer):
                 return False
             return not check or self.replayer.run(check, root, "ws", timeout)[0]
@@ -111,7 +113,8 @@ def extract(*, task: str, events: list[dict], workspace: Path, run_dir: Path, an
         return "the run changed no file and its answer holds no value to reproduce"
     if outputs and not values:
         steps = [s for s in steps if not (s.kind == "bash" and not s.programs and READ_ONLY.fullmatch(s.code))]
-    trial = _Trial(replayer, before, workspace, outputs=outputs, answer=values, staging=staging)
+    trial = _Trial(replayer, before, workspace, outputs=outputs, answer=values, staging=staging,
+                   ignore=set(programs(steps)))
     steps = steps[-MAX_STEPS:]
     announce()
     if not steps or not trial.reproduces(build(steps)):
@@ -122,6 +125,9 @@ def extract(*, task: str, events: list[dict], workspace: Path, run_dir: Path, an
             steps = rest
     lifter = Lifter(task, steps, existed=set(snapshot.files(before)))
     script = build(steps, lifter)
+    if lifter.in_code:
+        return (f"a task value ({', '.join(sorted(lifter.in_code))}) sits inside code the run ran as a program (a sed "
+                "or awk program, sh -c, eval, SQL): a later task's value there would run as code")
     if not computed(steps, lifter.parameters, set(snapshot.files(before))):
         return "what the run wrote was typed, not computed from the workspace or the task's values"
     if not trial.reproduces(script, [p.value for p in script.parameters], check):

@@ -40,7 +40,8 @@ def fingerprint(extraction: Extraction) -> str:
 
 
 def save_learnt(extraction: Extraction, *, home: Path, skills_path: list[Path], run_id: str, task: str,
-                check: str, secrets: tuple[str, ...], replaces: str = "") -> Learnt | str:
+                check: str, secrets: tuple[str, ...], replaces: str = "",
+                workspace: Path | None = None) -> Learnt | str:
     """Save the script as an SOP (under the memory lock, against a fresh read of the library). `replaces`: the SOP
     this run followed and changed, whose script this one becomes. A string says why nothing was saved."""
     for name, text in extraction.script.files.items():
@@ -65,6 +66,8 @@ def save_learnt(extraction: Extraction, *, home: Path, skills_path: list[Path], 
         skill.metadata.update(script=f"{SCRIPTS}/{extraction.script.entry}", script_hash=mark,
                               script_sha256=ledger.scripts_digest(extraction.script.files),
                               verified=extraction.verified, usage=extraction.script.command(f"{folder}/{SCRIPTS}"))
+        if workspace is not None:  # where it was learnt: said when learnt, kept for `memory show`
+            skill.metadata.setdefault("learnt_in", str(workspace))
         skill.metadata = ledger.stamp(skill.metadata, run_id=run_id, source="learnt", keywords=words)
         _write_scripts(folder, extraction)
         save(home, skill)

@@ -12,7 +12,7 @@ import dataclasses
 import re
 from collections.abc import Callable
 
-from memory.learn.literals import PLAIN, Literal, Parameter
+from memory.learn.literals import Literal, Parameter
 
 Naming = Callable[[Literal], str]
 """The parameter name of a literal (registers it as used)."""
@@ -56,7 +56,7 @@ RUNNERS = frozenset({"sh", "bash", "zsh", "dash", "sed", "awk", "gawk", "mawk", 
 
 
 def in_code(name_of: Naming) -> Naming:
-    """The naming of a literal met inside code: marked, so its parameter is checked to be a plain value."""
+    """The naming of a literal met inside code: marked, so that no script lifts a value into code (extract.py)."""
     return lambda lit: name_of(dataclasses.replace(lit, in_code=True))
 
 
@@ -78,7 +78,7 @@ def _in_code(tree: ast.AST) -> set[int]:
     return found
 
 
-def header(parameters: list[Parameter], *, from_env: bool, plain: frozenset[str] = frozenset()) -> str:
+def header(parameters: list[Parameter], *, from_env: bool) -> str:
     """The lines that give a program its parameters: from its command line (a script of its own), or from the
     environment (a program inside a shell script, which exports them)."""
     if not parameters:
@@ -87,9 +87,6 @@ def header(parameters: list[Parameter], *, from_env: bool, plain: frozenset[str]
     for position, p in enumerate(parameters, 1):
         read = f"os.environ[{p.name!r}]" if from_env else f"sys.argv[{position}]"
         lines.append(f"{p.name} = {'int' if p.integer else 'float'}({read})" if p.number else f"{p.name} = {read}")
-        if p.name in plain and not p.number:
-            lines.append(f"if not __import__('re').fullmatch({PLAIN!r}, {p.name}):\n"
-                         f"    raise SystemExit('{p.name} must be a plain value (letters, digits, spaces, .,:@%+=_-)')")
     return "\n".join(lines) + "\n"
 
 

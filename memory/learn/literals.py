@@ -38,8 +38,7 @@ NOUNS_AFTER = frozenset({"key", "column", "field", "section", "function", "metho
 MAX_PARAMETERS = 9
 RESERVED = frozenset({"PATH", "HOME", "USER", "SHELL", "PWD", "OLDPWD", "LANG", "TERM", "IFS", "PS1", "PS2", "UID",
                       "EUID", "PPID", "RANDOM", "LINENO", "SECONDS", "TMPDIR", "PYTHONPATH", "LOGNAME", "HOSTNAME",
-                      "DISPLAY", "EDITOR", "OPTIND", "OPTARG", "BASH", "GROUPS", "MAIL", "LC_ALL", "HERE",
-                      "PLAIN_VALUE"})
+                      "DISPLAY", "EDITOR", "OPTIND", "OPTARG", "BASH", "GROUPS", "MAIL", "LC_ALL", "HERE"})
 """Names a parameter may not take: it is a shell variable of the script, exported to its Python steps."""
 
 
@@ -51,13 +50,8 @@ class Literal:
     """Where the task first names it: parameters follow the task's order."""
     number: bool = False
     in_code: bool = False
-    """Met inside a string that runs as code (a sed or awk program, `sh -c`, eval, SQL): its parameter must be a plain
-    value when the script runs, or a value could run as code (`y/;1e touch PWNED;#`)."""
-
-
-PLAIN = r"^[A-Za-z0-9_.,:@%+= -]*$"
-"""What a parameter met inside code may hold (a bash =~ and a Python re.fullmatch pattern alike): no quote,
-slash, backslash, `$`, backquote, `;`, `|`, `&`, bracket or newline."""
+    """Met inside a string that runs as code (a sed or awk program, `sh -c`, eval, SQL): a later task's value put
+    there could run as code (`y/;1e touch PWNED;#`), so such a run teaches no script."""
 
 
 @dataclass(kw_only=True, frozen=True)

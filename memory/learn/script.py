@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from memory.learn import lift_python, lift_shell
-from memory.learn.literals import PLAIN, Literal, Parameter, parameters, said_in_task, task_literals
+from memory.learn.literals import Literal, Parameter, parameters, said_in_task, task_literals
 from memory.learn.steps import Step
 
 ENTRY_SH = "run.sh"
@@ -50,7 +50,7 @@ class Lifter:
         self.parameters = parameters(list(used.values()), task, existed)
         self.names = {p.value: p.name for p in self.parameters}
         self.in_code: set[str] = set()
-        """Parameters met inside code (lift_python.in_code): checked to be plain values when the script runs."""
+        """Parameters met inside code (lift_python.in_code): such a script is not learnt (extract.py)."""
 
     def name_of(self, lit: Literal) -> str:
         name = self.names.get(lit.value, "")
@@ -70,8 +70,7 @@ def build(steps: list[Step], lifter: Lifter | None = None) -> Script:
     if len(steps) == 1 and steps[0].kind == "python" and not steps[0].cwd:
         code = lift_python.lift(steps[0].code, literals, name_of) if literals else steps[0].code
         if code is not None:
-            head = lift_python.header(params, from_env=False, plain=frozenset(lifter.in_code if lifter else ()))
-            code = lift_python.with_header(code, head) + _said_py(params)
+            code = lift_python.with_header(code, lift_python.header(params, from_env=False)) + _said_py(params)
             return Script(files={"main.py": code.rstrip("\n") + "\n"}, entry="main.py", parameters=params)
     files: dict[str, str] = {}
     body = [_render(step, name_of, literals, params, files) for step in steps]
@@ -79,11 +78,6 @@ def build(steps: list[Step], lifter: Lifter | None = None) -> Script:
             'HERE="$(cd "$(dirname "$0")" && pwd)"']
     if params:
         head.append("export " + " ".join(f'{p.name}="${i}"' for i, p in enumerate(params, 1)))
-    checked = [p for p in params if lifter and p.name in lifter.in_code and not p.number]
-    head += [f"PLAIN_VALUE='{PLAIN}'"] if checked else []
-    for p in checked:  # a value that goes into a program must not be one
-        head.append(f'[[ "${p.name}" =~ $PLAIN_VALUE ]] || {{ echo "{p.name} must be a plain value (letters, '
-                    f'digits, spaces, .,:@%+=_-)" >&2; exit 2; }}')
     return Script(files={ENTRY_SH: "\n".join(head + body) + _said_sh(params) + "\n", **files}, entry=ENTRY_SH,
                   parameters=params)
 

@@ -98,25 +98,19 @@ def test_steps_outside_the_workspace_are_not_learnt():
     assert "outside the workspace" in work_steps(events, "/ws/project")
 
 
-def test_a_value_lifted_into_code_must_be_a_plain_value_when_the_script_runs(tmp_path):
-    """A value inside a sed program, `sh -c` text or an eval is checked, so the next task's value cannot run as code
-    (`x/;1e touch PWNED;#` in a sed program)."""
-    task = "In app.py rename the function `calc` to `compute`; also log it with `sh -c`"
-    steps = [Step(kind="bash", code="sed -i 's/\\bcalc(/compute(/g' app.py && sh -c 'echo compute' > log.txt")]
-    script = build(steps, Lifter(task, steps, existed={"app.py"}))
-    (tmp_path / "run.sh").write_text(script.files[script.entry])
-    (tmp_path / "app.py").write_text("def calc(x):\n    return calc(x)\n")
-    good = [p.value for p in script.parameters]
-    ran = subprocess.run(["bash", "run.sh", *good], cwd=tmp_path, capture_output=True, text=True, timeout=30,
-                         check=False)
-    assert ran.returncode == 0 and "def compute(x)" in (tmp_path / "app.py").read_text(), ran.stderr
-    evil = ["x/;1e touch PWNED;#" if p.value == "compute" else p.value for p in script.parameters]
-    ran = subprocess.run(["bash", "run.sh", *evil], cwd=tmp_path, capture_output=True, text=True, timeout=30,
-                         check=False)
-    assert ran.returncode == 2 and "must be a plain value" in ran.stderr and not (tmp_path / "PWNED").exists()
+def test_a_task_value_inside_code_is_marked_so_that_no_script_is_learnt_from_it():
+    """A value inside a sed program, `sh -c` text or an eval would let the next task's value run as code
+    (`y/;1e touch PWNED;#` in a sed program): the lifter marks it and extraction learns nothing (test_learning.py)."""
+    task = "In app.py rename the function `calc` to `compute`"
+    sed = [Step(kind="bash", code="sed -i 's/\\bcalc(/compute(/g' app.py")]
+    lifter = Lifter(task, sed, existed={"app.py"})
+    build(sed, lifter)
+    assert lifter.in_code
     python = [Step(kind="python", code="open('out.txt', 'w').write(str(eval('2+3')))\n")]
-    main = build(python, Lifter("Evaluate '2+3' into out.txt", python, existed=set()))
-    (tmp_path / "main.py").write_text(main.files["main.py"])
-    ran = subprocess.run([sys.executable, "main.py", "__import__('os').system('touch PWNED')", "out.txt"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=30, check=False)
-    assert ran.returncode == 1 and "must be a plain value" in ran.stderr and not (tmp_path / "PWNED").exists()
+    lifter = Lifter("Evaluate '2+3' into out.txt", python, existed=set())
+    build(python, lifter)
+    assert lifter.in_code
+    plain = [Step(kind="bash", code="grep -c ERROR server.log > errors.txt")]
+    lifter = Lifter(TASK, plain, existed={"server.log"})
+    build(plain, lifter)
+    assert not lifter.in_code  # a value given to grep as its pattern is data, not a program
