@@ -167,6 +167,9 @@ class Terminal:
             self._print(Text.assemble(mark, " ", line, edited, took))
             if result.is_error and result.content:
                 self._print(Text(f"  {screen.one_line(result.said(), ERROR_LINE_CHARS, keep_last=True)}", style="red"))
+            if why := result.details.get("sandbox_blocked"):  # what the model is told, in one line for the user
+                self._print(Text(f"  the sandbox stopped it: {why} (see `GA_SANDBOX_NET`, `GA_SANDBOX_PORTS`, "
+                                 "--no-sandbox)", style="yellow"))
             if result.details.get("diff") and not self.quiet and result.details["diff"] != self._approved:
                 self._print(self._diff(result.details))
             self._refresh()

@@ -184,3 +184,21 @@ def test_bench_list_names_the_suites_and_bench_agents_says_what_is_installed(tmp
     assert agents.returncode == 0 and any(r.startswith("pi ") and "not installed" in r for r in rows), agents.stdout
     columns = {re.search(r"  (un)?tested  ", r).start() for r in rows if re.search(r"  (un)?tested  ", r)}
     assert len(columns) == 1, rows  # one column for tested/untested: the rows line up
+
+
+def test_unattended_the_user_is_told_in_one_line_when_the_sandbox_stopped_a_command(tmp_path):
+    import pytest
+
+    from tests.scripted import ScriptedServer, tool_call
+    from tools.guard import sandbox_probe
+
+    if sandbox_probe.problem():
+        pytest.skip("bubblewrap missing or not permitted here")
+    home, workspace = tmp_path / "home", tmp_path / "work"
+    workspace.mkdir()
+    script = "import urllib.request\nurllib.request.urlopen('http://127.0.0.1:9/', timeout=5)"
+    steps = [{"tool_calls": [tool_call("code_run", script=script)]}, {"content": "It is down."}]
+    with ScriptedServer(steps) as server:
+        proc = ga(["is my dev server up?"], server, home, workspace)
+    assert proc.returncode == 0, proc.stderr
+    assert "the sandbox stopped it: its network is its own" in proc.stderr, proc.stderr
