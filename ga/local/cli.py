@@ -35,7 +35,9 @@ def _size(n: int) -> str:
 
 def show(info: dict) -> str:
     weights, server = info["weights"], info["server"]
-    state = "ready" if info["ready"] else "not provisioned (the first `--local` run, or `models pull`, does it)"
+    state = ("ready" if info["ready"] else "partly provisioned (interrupted: the next `--local` run, or `models "
+             "pull`, goes on from what is here)" if info["bytes"] else "not provisioned (the first `--local` run, or "
+             "`models pull`, does it)")
     lines = [f"local model {info['name']}: {state}",
              f"  cache    {info['cache']} ({_size(info['bytes'])})",
              f"  weights  {weights['path']} " + (f"({_size(weights['bytes'])}, sha256 {weights['sha256']})"

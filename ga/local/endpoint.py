@@ -7,6 +7,7 @@ import dataclasses
 import math
 import os
 import shlex
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from ga.config import Settings
 from ga.errors import ConfigError
+from ga.invocation import invocation
 from ga.local.progress import Steps
 from ga.local.provision import Cache, cache_root, provision
 from ga.local.server import ServerOptions
@@ -53,7 +55,12 @@ def ensure_provisioned(settings: Settings, steps: Steps | None = None) -> None:
     if is_local(settings):
         keep_alive()
         server_options()
-        provision(local_cache(), steps or Steps())
+        try:
+            provision(local_cache(), steps or Steps())
+        except KeyboardInterrupt:  # what was fetched or built stays: the next --local goes on from there
+            print("\nga: provisioning the local model was interrupted; what is done is kept, and the next --local "
+                  f"run (or `{invocation()} models pull`) goes on from there.", file=sys.stderr, flush=True)
+            raise
 
 
 @contextmanager

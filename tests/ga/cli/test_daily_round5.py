@@ -202,3 +202,15 @@ def test_unattended_the_user_is_told_in_one_line_when_the_sandbox_stopped_a_comm
         proc = ga(["is my dev server up?"], server, home, workspace)
     assert proc.returncode == 0, proc.stderr
     assert "the sandbox stopped it: its network is its own" in proc.stderr, proc.stderr
+
+
+def test_models_says_partly_provisioned_when_a_download_was_interrupted(tmp_path):
+    from ga.local.endpoint import local_cache
+
+    xdg = tmp_path / "xdg"
+    env = {"XDG_CACHE_HOME": str(xdg)}
+    root = local_cache(env).root
+    (root / "downloads").mkdir(parents=True)
+    (root / "downloads" / "model.gguf.part").write_bytes(b"x" * 4096)  # what a Ctrl-C left
+    proc = ga(["models"], None, tmp_path / "home", tmp_path, GA_MODEL="local", **env)
+    assert "partly provisioned" in proc.stdout and "goes on from what is here" in proc.stdout, proc.stdout
