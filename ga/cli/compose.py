@@ -198,7 +198,7 @@ def _report(ui: Terminal | JsonlSink, run: Run, outcome: Outcome, settings: Sett
             ui.answer(outcome.status, outcome.answer)
             if settings.mode == "plan":
                 ui.info(carry_out())
-        if outcome.verified is False:
+        if outcome.verified is False and settings.mode != "plan":  # a plan's refused write is expected there
             ui.notice(f"not verified: {_unverified(run, settings)}", error=True)
     else:
         _close(ui)  # what was under way is over: the spinner goes before the outcome is told

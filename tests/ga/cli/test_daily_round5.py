@@ -214,3 +214,16 @@ def test_models_says_partly_provisioned_when_a_download_was_interrupted(tmp_path
     (root / "downloads" / "model.gguf.part").write_bytes(b"x" * 4096)  # what a Ctrl-C left
     proc = ga(["models"], None, tmp_path / "home", tmp_path, GA_MODEL="local", **env)
     assert "partly provisioned" in proc.stdout and "goes on from what is here" in proc.stdout, proc.stdout
+
+
+def test_a_plan_run_does_not_end_with_not_verified_over_an_expected_refusal(tmp_path):
+    from tests.scripted import ScriptedServer, tool_call
+
+    home, workspace = tmp_path / "home", tmp_path / "work"
+    workspace.mkdir()
+    steps = [{"tool_calls": [tool_call("file_write", path="plan.txt", content="x")]},
+             {"content": "The plan: write plan.txt."}]
+    with ScriptedServer(steps) as server:
+        proc = ga(["plan the change", "--plan"], server, home, workspace)
+    assert proc.returncode == 0 and "The plan" in proc.stdout, proc.stderr
+    assert "not verified" not in proc.stderr
