@@ -57,7 +57,8 @@ def _repeated(args: dict, ctx: ToolContext) -> str:
         return ""
     return (f"[not run: this exact script already ran successfully (call {before['call']}) and wrote "
             f"{', '.join(before['files'])}; nothing in the workspace changed since, so running it again would only "
-            "do the same thing twice. If the task is done, give your final answer now; if not, do the next step.]")
+            "do the same thing twice. If the task is done, reply now with a one-line summary and nothing else: no "
+            "tool call, no code block. If it is not, do the next step.]")
 
 
 def _remember(args: dict, ctx: ToolContext, result: ToolResult) -> None:
