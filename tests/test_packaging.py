@@ -154,6 +154,7 @@ def test_installed_ga_says_in_one_line_that_the_bench_runs_from_a_checkout(venv,
     assert proc.returncode == 2 and proc.stdout == "", proc.stdout + proc.stderr
     (line,) = proc.stderr.splitlines()
     assert "runs from a checkout" in line and "docs/bench.md" in line and "Traceback" not in proc.stderr
+    assert f"{venv}/bin/python" in line and "-m pip install -e . -r requirements-bench.txt" in line  # the venv's pip
 
 
 def test_an_editable_install_runs_the_bench_and_its_scripted_upstream_from_the_checkout(editable, tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from ga.errors import ConfigError
@@ -16,7 +17,8 @@ def _pyplot():
     try:
         import matplotlib
     except ImportError:
-        raise ConfigError("The benchmark charts need matplotlib: pip install -r requirements-bench.txt") from None
+        raise ConfigError(f"The benchmark charts need matplotlib: {sys.executable} -m pip install -r "
+                          "requirements-bench.txt (in ga's checkout)") from None
     matplotlib.use("Agg")  # files only, no display
     import matplotlib.pyplot as plt
 

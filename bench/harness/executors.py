@@ -16,6 +16,7 @@ import contextlib
 import multiprocessing
 import os
 import signal
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures import as_completed as futures_completed
@@ -111,8 +112,8 @@ class DaskExecutor:
         try:
             from distributed import Client
         except ImportError:
-            raise ConfigError('--executor dask:// needs Dask: pip install "dask[distributed]" '
-                              "(or pip install -r requirements-bench.txt)") from None
+            raise ConfigError(f'--executor dask:// needs Dask: {sys.executable} -m pip install "dask[distributed]" '
+                              "(or -r requirements-bench.txt)") from None
         self._own = client is None
         try:
             self.client = client or Client(address, timeout=timeout, security=security)
@@ -159,7 +160,8 @@ def _security(files: tuple[str, str, str] | None) -> Any:
     try:
         from distributed.security import Security
     except ImportError:
-        raise ConfigError('--executor tls:// needs Dask: pip install "dask[distributed]"') from None
+        raise ConfigError(f'--executor tls:// needs Dask: {sys.executable} -m pip install '
+                          '"dask[distributed]"') from None
     if files is None:
         security = Security(require_encryption=True)  # from Dask's config (DASK_DISTRIBUTED__COMM__TLS__...)
         if not (security.tls_ca_file and security.tls_client_cert):
