@@ -1,8 +1,10 @@
-"""file_patch: replace the one place where `old_content` occurs; exact first, then tolerant of model slips."""
+"""file_patch: replace the one place where `old_content` occurs (or every place, with replace_all); exact first,
+then tolerant of model slips."""
 
 from __future__ import annotations
 
 import difflib
+import itertools
 import os
 import re
 import stat
@@ -13,8 +15,8 @@ from ga.tooling import stamps
 from ga.tooling.boundary.confined import Place, confined
 from ga.tooling.permissions import SideEffect
 from ga.tooling.spec import ToolContext, ToolResult, ToolSpec
-from tools.files import fileio
-from tools.files.matching import NUMBERS_NOTE, line_count, line_of, locate, locate_numbered, many, no_match
+from tools.files import fileio, matching
+from tools.files.matching import LISTED_MATCHES, NUMBERS_NOTE, line_count, line_of, locate, locate_numbered
 
 DIFF_CONTEXT = 3
 MAX_BYTES = 16 << 20
@@ -66,10 +68,13 @@ class _Plan:
     text: str
     start: int
     end: int
-    """The span of `text` that is replaced."""
+    """The span of `text` that is replaced (with replace_all: from the first match to the end of the last)."""
     new: str
-    """new_content in the file's own line-ending style."""
+    """What replaces the span: new_content in the file's own line-ending style (with replace_all, the text between
+    the matches kept)."""
     tolerant: bool
+    lines: list[int]
+    """The first line of each place replaced."""
 
 
 def _too_big(shown: str, size: int) -> ToolError:
@@ -96,11 +101,13 @@ def _plan(place: Place, st: os.stat_result, ctx: ToolContext, shown: str, args: 
         spans, tolerant, new = numbered
         ctx.notes.append(NUMBERS_NOTE.format(field="old_content"))
     if not spans:
-        raise no_match(text, old, shown)
-    if len(spans) > 1:
-        raise many(text, spans, shown)
-    start, end = spans[0]
-    return _Plan(data=data, text=text, start=start, end=end, new=_with_line_endings(new, text), tolerant=tolerant)
+        raise matching.no_match(text, old, shown)
+    if len(spans) > 1 and not args.get("replace_all"):
+        raise matching.many(text, spans, shown)
+    spans, new = matching.separate(spans), _with_line_endings(new, text)
+    between = "".join(text[a[1]:b[0]] + new for a, b in itertools.pairwise(spans))
+    return _Plan(data=data, text=text, start=spans[0][0], end=spans[-1][1], new=new + between, tolerant=tolerant,
+                 lines=[line_of(text, at) for at, _ in spans])
 
 
 def _apply(place: Place, st: os.stat_result, ctx: ToolContext, shown: str, plan: _Plan) -> ToolResult:
@@ -109,14 +116,34 @@ def _apply(place: Place, st: os.stat_result, ctx: ToolContext, shown: str, plan:
     tail = head + len(text[start:end].encode("utf-8", "surrogateescape"))
     # the file's own bytes outside the span, whatever their encoding
     stamps.remember(ctx.state, place.real, place.replace([plan.data[:head], fileio.encode(new), plan.data[tail:]], st))
+    after = text[:start] + new + text[end:]
+    tolerant = " (tolerant match: line endings, spaces, quotes or dashes differed)" if plan.tolerant else ""
+    return ToolResult(content=f"Patched {shown}: {_did(plan)}.{tolerant}{_left(plan, after, shown)}",
+                      details={"path": str(place.real), "diff": _diff(text, start, end, new, shown),
+                               "tolerant": plan.tolerant, "lines": plan.lines})
+
+
+def _did(plan: _Plan) -> str:
+    if len(plan.lines) > 1:
+        shown = ", ".join(map(str, plan.lines[:LISTED_MATCHES])) + (", …" if len(plan.lines) > LISTED_MATCHES else "")
+        return f"replaced all {len(plan.lines)} places (at lines {shown})"
+    text, start, end, new = plan.text, plan.start, plan.end, plan.new
     first, old_lines, new_lines = line_of(text, start), line_count(text[start:end]), line_count(new)
     last = first + max(old_lines, 1) - 1
     where = f"line {first}" if last == first else f"lines {first}-{last} ({old_lines} lines)"
-    did = f"deleted {where}" if not new else f"replaced {where} with {new_lines} line{'s' * (new_lines != 1)}"
-    note = " (tolerant match: line endings, spaces, quotes or dashes differed)"
-    return ToolResult(content=f"Patched {shown}: {did}.{note if plan.tolerant else ''}",
-                      details={"path": str(place.real), "diff": _diff(text, start, end, new, shown),
-                               "tolerant": plan.tolerant, "lines": [first, last]})
+    return f"deleted {where}" if not new else f"replaced {where} with {new_lines} line{'s' * (new_lines != 1)}"
+
+
+def _left(plan: _Plan, after: str, shown: str) -> str:
+    """When the patch changed one word into another, where the old word still is (a rename done in one place)."""
+    word = matching.renamed_word(plan.text[plan.start:plan.end], plan.new)
+    found = [m.start() for m in re.finditer(rf"(?<!\w){re.escape(word)}(?!\w)", after)] if word else []
+    if not found:
+        return ""
+    lines = list(dict.fromkeys(line_of(after, at) for at in found))
+    listed = ", ".join(map(str, lines[:LISTED_MATCHES])) + (", …" if len(lines) > LISTED_MATCHES else "")
+    return (f" `{word}` still occurs {len(found)} more time{'s' * (len(found) != 1)} in {shown} (line"
+            f"{'s' * (len(lines) != 1)} {listed}); replace_all=true changes every match of old_content.")
 
 
 def _target(place: Place, ctx: ToolContext, args: dict) -> os.stat_result:
@@ -163,7 +190,8 @@ def preview(args: dict, ctx: ToolContext) -> str:
 SPEC = ToolSpec(
     name="file_patch",
     description=(
-        "Replace the one place matching `old_content` (copied without `N|` prefixes; add lines until unique). "
+        "Replace the one place matching `old_content` (copied without `N|` prefixes; add lines until unique), "
+        "or every place with replace_all=true. "
         "Tolerates line-ending, trailing-space, quote and dash differences. "
         "Refused if the file changed since you read it."
     ),
@@ -173,6 +201,7 @@ SPEC = ToolSpec(
             "path": {"type": "string"},
             "old_content": {"type": "string"},
             "new_content": {"type": "string"},
+            "replace_all": {"type": "boolean"},
         },
         "required": ["path", "old_content", "new_content"],
         "additionalProperties": False,

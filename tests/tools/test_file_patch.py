@@ -356,3 +356,35 @@ def test_confirm_preview_is_the_diff_and_writes_nothing(make_ctx, source):
     assert "value_2 = 2\n" in source.read_text()
     with pytest.raises(ToolError, match="not found"):
         file_patch.preview({"path": "app.py", "old_content": "nope nope", "new_content": "x"}, ctx)
+
+
+def test_replace_all_changes_every_place_and_says_where(make_ctx, workspace):
+    (workspace / "calc.py").write_text("def calc(x):\n    return x\n\n\nprint(calc(1))\nprint(calculate, calc(2))\n")
+    ctx = make_ctx()
+    refused = dispatch(ctx, "file_patch", {"path": "calc.py", "old_content": "calc(", "new_content": "total("})
+    assert refused.is_error and "3 places" in refused.content and "replace_all=true" in refused.content
+    result = dispatch(ctx, "file_patch", {"path": "calc.py", "old_content": "calc(", "new_content": "total(",
+                                          "replace_all": True})
+    assert result.content == "Patched calc.py: replaced all 3 places (at lines 1, 5, 6)."
+    assert (workspace / "calc.py").read_text() == ("def total(x):\n    return x\n\n\nprint(total(1))\n"
+                                                   "print(calculate, total(2))\n")
+    assert result.details["lines"] == [1, 5, 6] and "-print(calc(1))\n" in result.details["diff"]
+
+
+def test_replace_all_keeps_the_files_line_endings_and_bytes_between(make_ctx, workspace):
+    (workspace / "w.txt").write_bytes(b"a\r\n\xff b\r\na\r\n")
+    patch_all = {"path": "w.txt", "old_content": "a\n", "new_content": "c\nd\n", "replace_all": True}
+    assert file_patch.run(patch_all, make_ctx()).details["tolerant"]
+    assert (workspace / "w.txt").read_bytes() == b"c\r\nd\r\n\xff b\r\nc\r\nd\r\n"
+
+
+def test_a_rename_in_one_place_says_where_the_old_name_still_is(make_ctx, workspace):
+    (workspace / "app.py").write_text("def calc(x):\n    return x\n\n\nprint(calc(1), calc(2))\nvalue = calculate\n")
+    result = patch(make_ctx(), "app.py", "def calc(x):", "def total(x):")
+    assert result.content == ("Patched app.py: replaced line 1 with 1 line. `calc` still occurs 2 more times in "
+                              "app.py (line 5); replace_all=true changes every match of old_content.")
+    # a value changed, or a keyword: nothing to say
+    assert patch(make_ctx(), "app.py", "return x", "return None").content.endswith("with 1 line.")
+    assert matching.renamed_word("x = 10\n", "x = 11\n") == ""
+    assert matching.renamed_word("if a and b:", "if a or b:") == ""
+    assert matching.renamed_word("colour = colour + 1", "color = color + 1") == "colour"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import bisect
 import difflib
 import itertools
+import keyword
 import re
 from array import array
 
@@ -127,6 +128,33 @@ def locate_numbered(text: str, old: str, new: str) -> tuple[list[tuple[int, int]
     return spans, tolerant, plain_new[0] if plain_new else new
 
 
+def separate(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The spans in order without overlaps (an overlapping match is left to the one before it)."""
+    kept: list[tuple[int, int]] = []
+    for span in sorted(spans):
+        if not kept or span[0] >= kept[-1][1]:
+            kept.append(span)
+    return kept
+
+
+_TOKENS = re.compile(r"\w+|\S")
+
+
+def renamed_word(old: str, new: str) -> str:
+    """The word `old` names that `new` replaces by another word everywhere it changed (`def calc(` -> `def total(`:
+    calc), or "" when the change is anything else."""
+    a, b = _TOKENS.findall(old), _TOKENS.findall(new)
+    pairs = set()
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        if tag != "replace" or i2 - i1 != 1 or j2 - j1 != 1:
+            return ""
+        pairs.add((a[i1], b[j1]))
+    word = next(iter(pairs))[0] if len(pairs) == 1 else ""
+    return word if len(word) > 2 and not word.isdigit() and not keyword.iskeyword(word) else ""
+
+
 def line_of(text: str, at: int) -> int:
     return text.count("\n", 0, at) + 1
 
@@ -194,4 +222,4 @@ def many(text: str, spans: list[tuple[int, int]], shown: str) -> ToolError:
     overlap = "; some overlap" if any(b[0] < a[1] for a, b in itertools.pairwise(spans)) else ""
     return ToolError(f"old_content matches {count} places in {shown} (starting at lines {lines}{more}{overlap}); "
                      "it must match exactly one. Include more surrounding lines in old_content (and new_content) "
-                     "to make it unique, or patch each place separately.")
+                     "to make it unique, or pass replace_all=true to change every one of them.")
