@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import stat
 from itertools import chain
 
@@ -18,7 +19,7 @@ from ga.errors import ToolError
 from ga.tooling import stamps
 from ga.tooling.boundary.confined import Place, confined
 from ga.tooling.permissions import SideEffect
-from ga.tooling.spec import ToolContext, ToolResult, ToolSpec
+from ga.tooling.spec import RECENT_RESULTS, ToolContext, ToolResult, ToolSpec
 from tools.files import fileio
 from tools.files.matching import NUMBERS_NOTE, unnumbered
 
@@ -33,6 +34,11 @@ SHOWN_BYTES = 4096
 SHOWN = ("Refused to overwrite {path} ({size}): this run had not read it. It holds:\n{text}If you mean to replace all "
          "of that, send the same file_write again; to change a part, use file_patch; to add to it, mode=append. "
          "Nothing was written.")
+ECHO = ("Refused to write {path}: its content is ga's own result text from an earlier call (\"{line}\"), not what "
+        "the file should hold. Write only the file's own content: to save a program's output, redirect it in code_run "
+        "(`python3 prog.py > out.txt`); to save a value, write just the value. Nothing was written.")
+_HEADER = re.compile(r"\[(exit code -?\d+ · [\d.]+ s\]|killed after |interrupted by the user |not run: )")
+"""code_run's first line."""
 WRITE_ADVICE = ("To feed data into it use code_run with a timeout; to put a regular file in its place, remove it "
                 "first with code_run (`rm PATH`), or write to another path.")
 
@@ -50,8 +56,24 @@ def run(args: dict, ctx: ToolContext) -> ToolResult:
     return confined(ctx, args["path"], lambda place: _write(place, args, ctx), write=True, parents=True)
 
 
+def _echoed(content: str, ctx: ToolContext) -> str:
+    """The first line of ga's own result text that `content` copies (code_run's framing, a recent status or
+    error), or ""."""
+    text = content.strip()
+    first = text.split("\n", 1)[0].strip()
+    if not text or _HEADER.match(first):
+        return first
+    for past in map(str.strip, ctx.state.get(RECENT_RESULTS, ())):
+        head = past.split("\n", 1)[0].strip()
+        if text == past or (len(head) >= 12 and first == head):
+            return head
+    return ""
+
+
 def _write(place: Place, args: dict, ctx: ToolContext) -> ToolResult:
     path, mode, real = args["path"], args.get("mode", "overwrite"), place.real
+    if line := _echoed(args["content"], ctx):
+        raise ToolError(ECHO.format(path=path, line=line[:80]))
     with fileio.path_lock(real), fileio.os_errors("write", path):
         st = place.lstat()
         if st is not None and stat.S_ISDIR(st.st_mode):

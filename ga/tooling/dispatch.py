@@ -20,7 +20,7 @@ from ga.tooling import arguments, tokens
 from ga.tooling.approval import confirm
 from ga.tooling.budget import RESULTS_TOKENS, SHOWN_RESULTS, ResultsBudget, fit
 from ga.tooling.permissions import SideEffect, check_mode
-from ga.tooling.spec import ToolContext, ToolResult, ToolSpec, error, redacted
+from ga.tooling.spec import ToolContext, ToolResult, ToolSpec, error, redacted, remember_result
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +101,7 @@ class Dispatcher:
                        shown=ctx.state.get(SHOWN_RESULTS, {}))
             turn.spend(len(group), used)
             for p, result in zip(group, outcomes, strict=True):
+                remember_result(ctx.state, p.call.name, result)
                 if on_result:
                     on_result(p.call, result)
             results += outcomes

@@ -194,3 +194,12 @@ def error(message: str, **details: object) -> ToolResult:
     return ToolResult(content=message, details=dict(details), is_error=True)
 
 
+RECENT_RESULTS = "recent_results"
+"""ctx.state's last few results that are ga's own text (statuses, errors, code_run's framing), newest last:
+file_write refuses to put one into a file. Not the world's text: file_read's files, pages, the user's answers."""
+_WORLDS = ("file_read", "web_scan", "web_execute_js", "ask_user")
+
+
+def remember_result(state: dict, tool: str, result: ToolResult) -> None:
+    if result.is_error or tool not in _WORLDS:
+        state[RECENT_RESULTS] = [*state.get(RECENT_RESULTS, [])[-5:], result.content[:2000]]

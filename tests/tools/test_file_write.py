@@ -12,7 +12,7 @@ import pytest
 from ga.errors import ToolError
 from ga.protocols import ToolCall
 from ga.tooling.dispatch import Dispatcher
-from ga.tooling.spec import ToolResult
+from ga.tooling.spec import ToolResult, remember_result
 from ga.tooling.stamps import digest_of
 from tools import file_patch, file_read, file_write
 
@@ -290,3 +290,32 @@ def test_an_overwrite_says_how_many_lines_went_and_keeps_its_diff(make_ctx, work
     assert (result.details["removed"], result.details["added"]) == (4, 0)
     assert "-def count(text):" in result.details["diff"]
     assert result.details["diff"] == shown  # an approved change is not shown a second time
+
+
+def test_a_write_of_gas_own_result_text_is_refused_with_the_reason(make_ctx, workspace):
+    ctx = make_ctx()
+    remember_result(ctx.state, "code_run", ToolResult(content="[exit code 0 · 0.04 s]\n(no output)"))
+    remember_result(ctx.state, "file_patch", ToolResult(content="old_content was not found in a.txt.", is_error=True))
+    remember_result(ctx.state, "file_read", ToolResult(content="The capital of France is Paris.\n"))
+    for content in ("[exit code 0 · 0.04 s]\n(no output)\n", "[exit code 3 · 0.13 s]\nchecking\n",
+                    "old_content was not found in a.txt.\n"):
+        with pytest.raises(ToolError, match=r"ga's own result text .*Nothing was written"):
+            file_write.run({"path": "out.txt", "content": content}, ctx)
+    assert not (workspace / "out.txt").exists()
+    # what a program printed, a file read, a value: written
+    for content in ("(no output)\n", "The capital of France is Paris.\n", "checking\n3\n"):
+        file_write.run({"path": "out.txt", "content": content, "mode": "append"}, ctx)
+    assert (workspace / "out.txt").read_text() == "(no output)\nThe capital of France is Paris.\nchecking\n3\n"
+
+
+def test_the_dispatcher_remembers_errors_so_an_error_copied_into_a_file_is_refused(make_ctx, workspace):
+    from tools import file_patch
+
+    ctx, dispatcher = make_ctx(), Dispatcher([file_patch.SPEC, file_write.SPEC])
+    (workspace / "a.txt").write_text("one\n")
+    failed = dispatcher.dispatch([ToolCall(id="1", name="file_patch", arguments=json.dumps(
+        {"path": "a.txt", "old_content": "two", "new_content": "three"}))], ctx)[0]
+    assert failed.is_error
+    copied = dispatcher.dispatch([ToolCall(id="2", name="file_write", arguments=json.dumps(
+        {"path": "b.txt", "content": failed.content}))], ctx)[0]
+    assert copied.is_error and "ga's own result text" in copied.content and not (workspace / "b.txt").exists()
