@@ -46,7 +46,9 @@ _TIMING = re.compile(r"\d+(?:\.\d+)?\s?m?s\b")
 
 HINT_1 = "[Read the error above and make one small, targeted fix.]"
 HINT_2 = ("[Escalation stage 2: {why}. Stop retrying. Probe the environment (what exists, what runs, versions), "
-          "re-read the relevant SOPs, then switch to a different approach. Tried so far:\n{tried}]")
+          "re-read the relevant SOPs, then switch to a different approach.{alternative} Tried so far:\n{tried}]")
+REWRITE = (" For {path}, which your patches did not fit: read it whole with file_read, then send the whole corrected "
+           "file with file_write.")
 HINT_2_AGAIN = "[Stage 2, {n} failures in a row: do not retry what failed; switch approach.]"
 HINT_3 = "[Escalation stage 3: {why}. The user has been asked for help; wait for the answer.]"
 LOOP = ("[Same call, same result {n} times in a row: no progress. Use what you already have, or do something "
@@ -112,6 +114,16 @@ def gist(content: str, limit: int = 80, *, sentence: bool = True) -> str:
     if text.startswith("[") and body:
         text = f"{text} {body[-1]}"
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _alternative(call: ToolCall) -> str:
+    """A concrete other way the runtime can name: a file the patches did not fit is written whole."""
+    try:
+        args = json.loads(call.arguments) if isinstance(call.arguments, str) else call.arguments
+    except (json.JSONDecodeError, RecursionError):
+        return ""
+    path = args.get("path") if call.name == "file_patch" and isinstance(args, dict) else None
+    return REWRITE.format(path=path[:200]) if isinstance(path, str) and path else ""
 
 
 def informative(result: ToolResult) -> bool:
@@ -252,7 +264,7 @@ class Escalation:
         if stage == 1:
             return hint
         s.stage2_at = n
-        return HINT_2.format(why=why, tried="\n".join(f"- {line}" for line in s.tried))
+        return HINT_2.format(why=why, alternative=_alternative(call), tried="\n".join(f"- {line}" for line in s.tried))
 
     def _next_stage(self, n: int, repeat: bool, name: str) -> tuple[int, str]:
         s, first, last = self.state, self.settings.stage2_after, self.settings.stage3_after

@@ -310,3 +310,22 @@ def test_cli_a_failing_program_counts_and_its_error_line_is_listed(home, workspa
     stage_2 = results(server.requests[2])[-1]
     assert "code_run repeated with the same arguments after it failed" in stage_2
     assert "ModuleNotFoundError: No module named 'nosuchmod'" in stage_2.split("Tried so far:")[1]
+
+
+def test_stage_2_after_failing_patches_names_the_whole_rewrite_of_that_file(settings, workspace):
+    from tools import file_patch
+
+    (workspace / "conf.ini").write_text("port = 80\n")
+
+    def bad(i: int) -> dict:
+        return {"tool_calls": [tool_call("file_patch", path="conf.ini", old_content=f"port={i}", new_content="x")]}
+
+    outcome, model, _, _ = start(settings, [bad(1), bad(2), bad(3), DONE], extra=[file_patch.SPEC],
+                                 model_settings=SMALL)
+    assert outcome.status == "done"
+    third = results(model.requests[3])[-1]
+    assert "stage 2" in third and ("For conf.ini, which your patches did not fit: read it whole with file_read, "
+                                   "then send the whole corrected file with file_write.") in third
+    # other failures get no such line
+    outcome, model, _, _ = start(settings, [missing(1), missing(2), missing(3), DONE], model_settings=SMALL)
+    assert "stage 2" in results(model.requests[3])[-1] and "whole corrected" not in results(model.requests[3])[-1]
