@@ -24,6 +24,8 @@ out of habit and writes its answer in it), never a command."""
 _ECHO = re.compile(r"\[exit code -?\d+ · |\[killed after |^\s*(?:# )?Output:?\s*$|^note: it printed nothing",
                    re.MULTILINE)
 """ga's own result text: a block that copies it back (a small model imitating the conversation) runs nothing."""
+_COMMENTS = re.compile(r"\A(?:[ \t]*(?:#[^\n]*)?\n?)*\Z")
+"""A block of comments only runs nothing: a small model writes its final answer as one ("# The file is updated.")."""
 _SHELLS = {"", "bash", "sh", "shell", "console", "zsh"}
 _PYTHONS = {"python", "python3", "py"}
 
@@ -52,12 +54,14 @@ class TextActions:
         reply = self.model.complete(sent, [], on_text, deadline=deadline)
         if tools and not reply.tool_calls and reply.finish_reason not in ("length", "content_filter", "repetition"):
             self._act(reply, known)
+            if not reply.tool_calls:
+                reply.content = _BLOCK.sub(_uncommented, reply.content).strip()
         return reply
 
     def _act(self, reply: Reply, known: set[str]) -> None:
         """The reply's first runnable block as its call; the text before it stays the reply's content."""
         blocks = [b for b in _BLOCK.finditer(reply.content) if b.group(1).lower() in _SHELLS | _PYTHONS | {"json"}
-                  and not _ECHO.search(b.group(2))]
+                  and not _ECHO.search(b.group(2)) and not _COMMENTS.match(b.group(2))]
         for block in blocks:
             lang, body = block.group(1).lower(), block.group(2).strip()
             if lang == "json":
@@ -98,6 +102,14 @@ class TextActions:
             note = self.notes.get(message.get("tool_call_id", ""), "")
             return {"role": "user", "content": "\n".join(filter(None, [note, f"Output:\n{message['content']}"]))}
         return message
+
+
+def _uncommented(block: re.Match) -> str:
+    """A comments-only block of a final answer as the prose it is; any other block as it was."""
+    body = block.group(2)
+    if block.group(1).lower() not in _SHELLS | _PYTHONS or not _COMMENTS.match(body):
+        return block.group(0)
+    return "\n".join(line.strip().lstrip("#").strip() for line in body.splitlines() if line.strip())
 
 
 def _arguments_text(arguments: str | dict | None) -> str:
