@@ -13,6 +13,7 @@ import shlex
 from pathlib import Path
 
 from memory.learn.literals import suggested
+from memory.learn.script import resolved
 from sop import ledger, retrieval, store
 from sop.library import Library, load
 from sop.skill import Skill
@@ -159,7 +160,7 @@ def task_listing(home: Path, task: str, skills_path: list[Path] = (), *, whole: 
         if usage and (values := suggested(usage, task, _files(workdir))):
             # The steps would only repeat the usage with names and where it was learnt: the command filled in
             # comes last, where a reader (a small model above all) acts on it; SKILL.md keeps the rest.
-            command = " ".join([*usage.split()[:2], *map(shlex.quote, values)])
+            command = " ".join([*resolved(usage, skill.folder).split()[:2], *map(shlex.quote, values)])
             lines += [f"  {SCRIPT_LINE}", f"      {command}"]
             continue
         body = skill.body.strip()

@@ -29,6 +29,7 @@ from memory.index import imported, refresh
 from memory.learn import snapshot
 from memory.learn.extract import Replayer, extract
 from memory.learn.learnt import save_learnt
+from memory.learn.script import resolved
 from sop import ledger, store
 from sop.library import SEEDED_MARK, archive, load, save
 from sop.skill import SKILL_FILE
@@ -177,7 +178,8 @@ def _extract(settings: Settings, run: Run, events: list[dict], mem: dict, *, rep
         report["learnt"] = saved
         return f"no script learnt: {saved}"
     report["learnt"] = {"name": saved.skill.name, "action": saved.action, "path": str(saved.skill.path),
-                        "verified": found.verified, "usage": saved.skill.metadata.get("usage", "")}
+                        "verified": found.verified,
+                        "usage": resolved(saved.skill.metadata.get("usage", ""), saved.skill.folder)}
     verb = {"created": "learnt script", "updated": "updated the script of",
             "same": "the same script again:"}[saved.action]
     return (f"{verb} {saved.skill.name} ({found.verified}) → {saved.skill.folder} (learnt in "

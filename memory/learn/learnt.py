@@ -61,11 +61,11 @@ def save_learnt(extraction: Extraction, *, home: Path, skills_path: list[Path], 
         name = old.name if old is not None else _name(task, extraction, lib)
         folder = store.sop_dir(home) / name
         skill = Skill(name=name, description=scrub(_description(task, extraction), secrets),
-                      body=scrub(_body(folder, task, run_id, extraction, check), secrets),
+                      body=scrub(_body(task, run_id, extraction, check), secrets),
                       metadata=dict(old.metadata) if old is not None else {})
         skill.metadata.update(script=f"{SCRIPTS}/{extraction.script.entry}", script_hash=mark,
                               script_sha256=ledger.scripts_digest(extraction.script.files),
-                              verified=extraction.verified, usage=extraction.script.command(f"{folder}/{SCRIPTS}"))
+                              verified=extraction.verified, usage=extraction.script.command(SCRIPTS))
         if workspace is not None:  # where it was learnt: said when learnt, kept for `memory show`
             skill.metadata.setdefault("learnt_in", str(workspace))
         skill.metadata = ledger.stamp(skill.metadata, run_id=run_id, source="learnt", keywords=words)
@@ -110,16 +110,15 @@ def _description(task: str, extraction: Extraction) -> str:
     return said[:MAX_DESCRIPTION]
 
 
-def _body(folder: Path, task: str, run_id: str, extraction: Extraction, check: str) -> str:
+def _body(task: str, run_id: str, extraction: Extraction, check: str) -> str:
     script = extraction.script
-    where = f"{folder}/{SCRIPTS}"
-    example = script.command(where, [p.value for p in script.parameters])
+    example = script.command(SCRIPTS, [p.value for p in script.parameters])
     task_line = " ".join(task.split())
     task_line = task_line if len(task_line) <= MAX_TASK_CHARS else task_line[:MAX_TASK_CHARS - 1] + "…"
     proof = (f"passed the run's check `{check}`" if extraction.verified == "checked" else
              "reproduced the run's outputs" + (f" ({', '.join(extraction.outputs[:5])})" if extraction.outputs else ""))
-    lines = ["Run it with code_run (type bash), putting this task's values in place of the names:", "",
-             f"    {script.command(where)}", "",
+    lines = [f"Run it with code_run (type bash), putting this task's values in place of the names (`{SCRIPTS}/` is "
+             "the folder next to this SKILL.md; give its full path):", "", f"    {script.command(SCRIPTS)}", "",
              f'Learnt from the task "{task_line}" (run {run_id}), where',
              f"`{example}` {proof} on a copy of the workspace as it was before the run."]
     if check:

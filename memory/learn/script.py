@@ -12,7 +12,7 @@ import ast
 import re
 import shlex
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 from memory.learn import lift_python, lift_shell
 from memory.learn.literals import Literal, Parameter, parameters, said_in_task, task_literals
@@ -36,6 +36,15 @@ class Script:
         args = values if values is not None else [p.name for p in self.parameters]
         quoted = [shlex.quote(a) if values is not None else a for a in args]
         return " ".join([runner, shlex.quote(f"{folder}/{self.entry}"), *quoted])
+
+
+def resolved(usage: str, folder: Path | None) -> str:
+    """A usage line (`python3 scripts/main.py A B`, relative to its SKILL.md's folder, as Agent Skills write it)
+    with the script's path made absolute for `folder`; an older usage with an absolute path as it is."""
+    words = usage.split(" ", 2)
+    if folder is None or len(words) < 2 or words[1].startswith(("/", "'/")):
+        return usage
+    return " ".join([words[0], shlex.quote(str(folder / shlex.split(words[1])[0])), *words[2:]])
 
 
 class Lifter:

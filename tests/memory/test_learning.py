@@ -41,7 +41,7 @@ def test_a_verified_run_becomes_a_script_that_does_its_work_with_the_values_as_p
     skill = read(folder / "SKILL.md")
     meta = skill.metadata
     assert (meta["source"], meta["verified"], meta["script"]) == ("learnt", "reproduced", "scripts/main.py")
-    assert meta["usage"] == f"python3 {folder}/scripts/main.py INPUT_CSV COLUMN OUTPUT_TXT"
+    assert meta["usage"] == "python3 scripts/main.py INPUT_CSV COLUMN OUTPUT_TXT"  # relative, as Agent Skills write
     script = (folder / "scripts/main.py").read_text()
     assert "ls -la" not in script and "'Amount'" not in script  # exploration and the failed attempt dropped
     assert "sys.argv[1]" in script and "payments.csv" not in script and "r[COLUMN]" in script
@@ -64,7 +64,7 @@ def test_the_next_task_sees_the_script_whole_runs_it_and_records_the_use(home, w
     payments(workspace)
     run_ga(sum_run(), home, workspace, TASK)
     (name,) = learnt(home)
-    usage = read(home / "sop" / name / "SKILL.md").metadata["usage"]
+    usage = read(home / "sop" / name / "SKILL.md").metadata["usage"].replace("scripts/", f"{home}/sop/{name}/scripts/")
     payments(workspace, "sales.csv", "price", ("1.25", "2.50"))
     command = usage.replace("INPUT_CSV COLUMN OUTPUT_TXT", "sales.csv price sum.txt")
     proc, server = run_ga([{"tool_calls": [tool_call("code_run", type="bash", script=command)]},
@@ -258,7 +258,7 @@ def test_a_script_that_failed_and_was_worked_around_is_not_replaced_by_the_other
     run_ga(sum_run(), home, workspace, TASK)
     (name,) = learnt(home)
     folder = home / "sop" / name
-    usage = read(folder / "SKILL.md").metadata["usage"]
+    usage = read(folder / "SKILL.md").metadata["usage"].replace("scripts/", f"{folder}/scripts/")
     payments(workspace, "sales.csv", "price", ("1.25", "2.50"))
     wrong = usage.replace("INPUT_CSV COLUMN OUTPUT_TXT", "sales.csv cost sum.txt")  # no such column: it fails
     again = SUM.replace("payments.csv", "sales.csv").replace("'amount'", "'price'").replace("total.txt", "sum.txt")
@@ -282,3 +282,4 @@ def test_naming_an_sop_s_script_in_a_command_is_no_use_of_it(tmp_path):
     assert ran_scripts(f"{sop}/sum-col/scripts/run.sh", sop) == ["sum-col"]
     assert ran_scripts(f"echo ok x{sop}/sum-col/scripts/run.sh", sop) == []
     assert ran_scripts(f"cat {sop}/sum-col/scripts/run.sh; ls {sop}/sum-col/scripts/", sop) == []
+

@@ -166,3 +166,27 @@ def test_what_an_imported_sop_says_to_run_meets_the_same_policy(home, workspace,
     result = server.requests[2]["messages"][-1]
     assert result["role"] == "tool" and "remote-script" in result["content"], result["content"]
     assert not (workspace / "ran.txt").exists()  # the SOP's step never ran: nobody approved it
+
+
+def test_an_exported_sop_imported_into_another_home_runs_there(home, workspace, tmp_path):
+    import shutil
+    import subprocess
+
+    from memory.learn.script import resolved
+
+    payments(workspace)
+    run_ga(sum_run(), home, workspace, TASK)
+    name = next(r["name"] for r in json.loads(memory(["list", "--json"], home, workspace).stdout)
+                if r["source"] == "learnt")
+    assert memory(["export", str(tmp_path / "out")], home, workspace).returncode == 0
+    body = read(tmp_path / f"out/{name}/SKILL.md").body
+    assert str(home) not in body and "python3 scripts/main.py INPUT_CSV COLUMN OUTPUT_TXT" in body
+    shutil.rmtree(home)  # nothing left of the home it was learnt in
+    other_home, other = tmp_path / "elsewhere/home", tmp_path / "elsewhere/ws"
+    other.mkdir(parents=True)
+    assert memory(["import", str(tmp_path / f"out/{name}")], other_home, other).returncode == 0
+    payments(other, "sales.csv", "price", ("1.25", "2.50"))
+    # as its SKILL.md says: scripts/ beside it, this task's values in place of the names
+    command = resolved("python3 scripts/main.py sales.csv price sum.txt", other_home / "sop" / name)
+    subprocess.run(command, shell=True, cwd=other, check=True, timeout=30)
+    assert (other / "sum.txt").read_text() == "3.75\n"
