@@ -284,7 +284,8 @@ class Agent:
     def on_start(self, call: ToolCall, args: dict) -> None:
         self.inbox.stop_if_asked()  # a stop ends the run between calls (parallel groups are read-only: rerunnable)
         if self.memory:  # the workspace kept before its first change, for learning after the run
-            self.memory.before(call.name, args, self.ctx.state)
+            for name in self.memory.before(call.name, args, self.ctx.state):
+                self.ui.notice(f"using learnt script {name}")
         self.ui.tool_start(call, args)
         self.started.add(call.id)
         self.run.append({"type": "call_start", "id": call.id, "name": call.name})

@@ -136,9 +136,10 @@ class Memory(Protocol):
         """The SOPs and facts relevant to this task, for the end of the system prompt ("" when none is)."""
         ...
 
-    def before(self, tool: str, args: dict, state: dict) -> None:
+    def before(self, tool: str, args: dict, state: dict) -> list[str]:
         """Before a call runs (its arguments parsed): the workspace is kept as it was before its first change, and
-        an SOP's script being run is noted, both for learning after the run."""
+        an SOP's script being run is noted, both for learning after the run. Returns the SOPs whose learnt
+        scripts this call runs (the user is told)."""
         ...
 
     def observe(self, tool: str, result: ToolOutcome, state: dict) -> None:

@@ -22,8 +22,8 @@ class RunMemory:
         return index.task_listing(self.settings.home, task, self.settings.skills_path, whole=self.whole_sops,
                                   workdir=self.settings.workdir)
 
-    def before(self, tool: str, args: dict, state: dict) -> None:
-        learning.before(tool, args, state, settings=self.settings, run_dir=self.run_dir)
+    def before(self, tool: str, args: dict, state: dict) -> list[str]:
+        return learning.before(tool, args, state, settings=self.settings, run_dir=self.run_dir)
 
     def observe(self, tool: str, result: ToolOutcome, state: dict) -> None:
         learning.observe(tool, result, state, settings=self.settings, run_id=self.run_id, run_dir=self.run_dir)

@@ -70,18 +70,21 @@ def observe(tool: str, result: ToolOutcome, state: dict, *, settings: Settings, 
             result.content += "\n[memory: " + "; ".join(notes) + "]"
 
 
-def before(tool: str, args: dict, state: dict, *, settings: Settings, run_dir: Path) -> None:
+def before(tool: str, args: dict, state: dict, *, settings: Settings, run_dir: Path) -> list[str]:
     """Before a call runs: the workspace is kept as it was (before the first call that may change it), and a
-    program that runs an SOP's script counts as a use of that SOP."""
+    program that runs an SOP's script counts as a use of that SOP (returned: the user is told)."""
     if not settings.learn or tool not in WORK_TOOLS:
-        return
+        return []
     args = args if isinstance(args, dict) else {}
     mem = state.setdefault("memory", {})
     if "snapshot" not in mem:
         mem["snapshot"] = snapshot.take(settings.workdir, run_dir) or "ok"
-    if tool == "code_run":
-        for name in ran_scripts(str(args.get("script", "")), store.sop_dir(settings.home)):
-            mem.setdefault("used", {}).setdefault(name, True)
+    if tool != "code_run":
+        return []
+    names = list(dict.fromkeys(ran_scripts(str(args.get("script", "")), store.sop_dir(settings.home))))
+    for name in names:
+        mem.setdefault("used", {}).setdefault(name, True)
+    return names
 
 
 def ran_scripts(code: str, sop_dir: Path) -> list[str]:

@@ -75,6 +75,7 @@ def test_the_next_task_sees_the_script_whole_runs_it_and_records_the_use(home, w
     assert shown.rstrip().endswith(f"these values filled in (check them against the task):\n      {command}")
     assert usage not in shown  # the values by their roles, not the usage with names
     assert (workspace / "sum.txt").read_text() == "3.75\n"
+    assert f"using learnt script {name}" in proc.stderr  # the user sees that a learnt script runs
     meta = read(home / "sop" / name / "SKILL.md").metadata
     assert (meta["uses"], meta["successes"]) == ("1", "1")
     assert learnt(home) == [name]  # a plain use teaches nothing new
