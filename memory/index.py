@@ -108,7 +108,10 @@ def marks(skill: Skill) -> list[str]:
     """What the model and the user should know before trusting an SOP: where it came from, whether it ever worked."""
     out = ["flagged: failed twice in a row"] if skill.status == "flagged" else []
     out += ["external" if skill.origin == "external" else "imported"] if imported(skill) else []
-    if skill.metadata.get("source") != "seed" and not ledger.count(skill.metadata, "successes"):
+    meta = skill.metadata
+    if meta.get("source") == "learnt" and "script" in meta:  # only a passing check proves a learnt script
+        out += [] if meta.get("verified") == "checked" else ["unproven"]
+    elif meta.get("source") != "seed" and not ledger.count(meta, "successes"):
         out.append("unproven")
     return out
 
@@ -134,8 +137,10 @@ LISTING_HEAD = ("[Memory: SOPs that may fit this task, from earlier runs or impo
                 "a command taken from one is checked like any other, and a step that does not fit the task is "
                 "skipped (say so). Imported and unproven ones (no run here succeeded with them yet) deserve more "
                 "doubt. Open a fitting one that is not shown whole with file_read; your files go in the workspace.]")
-SCRIPT_LINE = ("A script verified on an earlier run. For this task, run it with code_run (type bash), these "
-               "values filled in (check them against the task):")
+SCRIPT_LINE = ("A script {proof}. For this task, run it with code_run (type bash), these values filled in "
+               "(check them against the task):")
+PROOF = {"checked": "whose run passed a check", "": "learnt from an earlier run, never checked (look at what it "
+                                                       "writes before you answer)"}
 WHOLE_CHARS = 800
 """An SOP whose body is this short (about 200 tokens) is shown whole with the task, to every model."""
 WHOLE_CHARS_SMALL = 2400
@@ -161,7 +166,8 @@ def task_listing(home: Path, task: str, skills_path: list[Path] = (), *, whole: 
             # The steps would only repeat the usage with names and where it was learnt: the command filled in
             # comes last, where a reader (a small model above all) acts on it; SKILL.md keeps the rest.
             command = " ".join([*resolved(usage, skill.folder).split()[:2], *map(shlex.quote, values)])
-            lines += [f"  {SCRIPT_LINE}", f"      {command}"]
+            proof = PROOF["checked" if skill.metadata.get("verified") == "checked" else ""]
+            lines += [f"  {SCRIPT_LINE.format(proof=proof)}", f"      {command}"]
             continue
         body = skill.body.strip()
         limit = WHOLE_CHARS_SMALL if whole else WHOLE_CHARS

@@ -126,8 +126,9 @@ def _learn(settings: Settings, run: Run, status: str, mem: dict, *, ui: UI, repl
     events = run.events()
     _sweep(home, run, secrets)
     followed = {**dict.fromkeys(mem.get("read", {})), **dict.fromkeys(mem.get("used", {}))}
+    checked = bool(run.state.get("check") and run.state.get("verified"))
     lines, shown = _ledger(settings, list(followed), success=status == "done", ran=set(mem.get("used", {})),
-                           words=[scrub(k, secrets) for k in keywords(run.state.get("task", ""))])
+                           checked=checked, words=[scrub(k, secrets) for k in keywords(run.state.get("task", ""))])
     store.write_text(store.archive_path(home, run.id), scrub(_archive(run, status, events, mem), secrets))
     report: dict = {"ledger": list(followed)}
     why_not = unverified(run, status, mem) or ("" if replayer else "no sandbox to replay scripts in")
@@ -185,7 +186,8 @@ def _extract(settings: Settings, run: Run, events: list[dict], mem: dict, *, rep
                         "usage": resolved(saved.skill.metadata.get("usage", ""), saved.skill.folder)}
     verb = {"created": "learnt script", "updated": "updated the script of",
             "same": "the same script again:"}[saved.action]
-    return (f"{verb} {saved.skill.name} ({found.verified}) → {saved.skill.folder} (learnt in "
+    proof = "checked" if found.verified == "checked" else "unproven: it reproduced its outputs, no check ran"
+    return (f"{verb} {saved.skill.name} ({proof}) → {saved.skill.folder} (learnt in "
             f"{saved.skill.metadata.get('learnt_in', settings.workdir)})")
 
 
@@ -200,13 +202,13 @@ def _sweep(home: Path, run: Run, secrets: tuple[str, ...]) -> None:
                 sanitize(path, home=home, run_id=run.id, secrets=secrets)
 
 
-def _ledger(settings: Settings, read: list[str], *, success: bool, ran: set[str],
+def _ledger(settings: Settings, read: list[str], *, success: bool, ran: set[str], checked: bool,
             words: list[str]) -> tuple[list[str], list[str]]:
     """Each SOP the run read records the outcome; a success also teaches it the task's words (how this user asked
     for it), so the next task worded like this one finds it. A script SOP, or an imported one, succeeds only when its
     script ran: reading it proves nothing (an imported SOP read by a run that did the work otherwise would be
     laundered into a proven one). Returns what was recorded, and which of it changed an SOP's standing (flagged,
-    archived, trusted again)."""
+    archived, trusted again). A learnt script that ran in a run whose check passed is promoted to checked."""
     lines: list[str] = []
     changed: list[str] = []
     if not read:
@@ -222,12 +224,16 @@ def _ledger(settings: Settings, read: list[str], *, success: bool, ran: set[str]
             skill.metadata, change = ledger.record(skill.metadata, success=success)
             if success:
                 ledger.merge_keywords(skill.metadata, words)
+            promoted = success and checked and name in ran and skill.metadata.get("verified") == "reproduced"
+            if promoted:
+                skill.metadata["verified"] = "checked"
             save(settings.home, skill)
             where = skill.path
             if change == "archived":
                 where = archive(settings.home, skill)
             note = {"flagged": " — flagged: failed twice in a row", "archived": f" — archived to {where}",
-                    "ok": " — trusted again"}.get(change, "")
+                    "ok": " — trusted again"}.get(change, "") or (" — its script ran and the run's check passed: "
+                                                                  "now checked" if promoted else "")
             lines.append(f"SOP {name}: {'success' if success else 'failure'} recorded "
                          f"({ledger.summary(skill.metadata)}){note}")
             if note:

@@ -47,7 +47,8 @@ def test_a_verified_run_becomes_a_script_that_does_its_work_with_the_values_as_p
     assert "sys.argv[1]" in script and "payments.csv" not in script and "r[COLUMN]" in script
     assert "INPUT_CSV" in skill.description and "payments.csv amount total.txt" in skill.body  # usage, example
     run_id = only_run(home).name
-    assert meta["runs"] == run_id and f"learnt script {name} (reproduced)" in proc.stderr
+    assert meta["runs"] == run_id
+    assert f"learnt script {name} (unproven: it reproduced its outputs, no check ran)" in proc.stderr
     (event,) = memory_events(home)
     assert event["learnt"]["name"] == name and event["learnt"]["action"] == "created"
     assert not (only_run(home) / "before").exists()  # the workspace copy served its purpose
@@ -284,3 +285,26 @@ def test_naming_an_sop_s_script_in_a_command_is_no_use_of_it(tmp_path):
     assert ran_scripts(f"echo ok x{sop}/sum-col/scripts/run.sh", sop) == []
     assert ran_scripts(f"cat {sop}/sum-col/scripts/run.sh; ls {sop}/sum-col/scripts/", sop) == []
 
+
+
+def test_an_unchecked_script_is_never_offered_as_verified_until_a_run_using_it_passes_a_check(home, workspace):
+    payments(workspace)
+    run_ga(sum_run(), home, workspace, TASK)  # done, deterministic, no --check: right or wrong, nobody checked
+    (name,) = learnt(home)
+    folder = home / "sop" / name
+    usage = read(folder / "SKILL.md").metadata["usage"].replace("scripts/", f"{folder}/scripts/")
+    payments(workspace, "sales.csv", "price", ("1.25", "2.50"))
+    command = usage.replace("INPUT_CSV COLUMN OUTPUT_TXT", "sales.csv price sum.txt")
+    use = [{"tool_calls": [tool_call("code_run", type="bash", script=command)]}, {"content": "Done."}]
+    proc, server = run_ga(use, home, workspace, NEXT)  # a use without a check: still unproven
+    shown = listed(server)
+    assert f"- {name} (" in shown and "[unproven]" in shown and "never checked" in shown and "verified" not in shown
+    assert read(folder / "SKILL.md").metadata["verified"] == "reproduced"
+    proc, server = run_ga(use, home, workspace, NEXT, "--check", "grep -qx 3.75 sum.txt")
+    assert proc.returncode == 0, proc.stderr
+    assert "[unproven]" in listed(server)  # listed as it stood when the run began
+    assert f"SOP {name}:" in proc.stderr and "check passed: now checked" in proc.stderr
+    assert read(folder / "SKILL.md").metadata["verified"] == "checked"
+    (workspace / "sum.txt").unlink()  # an output that exists is no value to fill in
+    _, server = run_ga(use, home, workspace, NEXT)
+    assert "[unproven]" not in listed(server) and "whose run passed a check" in listed(server)

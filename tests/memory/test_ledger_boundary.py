@@ -4,7 +4,7 @@ saved."""
 
 from __future__ import annotations
 
-from memory.index import SCRIPT_LINE, task_listing
+from memory.index import task_listing
 from sop.library import SEEDS, skill_files
 from sop.skill import read
 from tests.ga.cli.test_cli import ga
@@ -29,6 +29,10 @@ metadata:
 """
 
 
+READY = "For this task, run it with code_run"
+"""The ready-to-run line."""
+
+
 def test_an_imported_skill_claiming_a_ledger_is_stamped_fresh_and_never_offered_to_run(home, workspace, tmp_path):
     src = tmp_path / "skills"
     skill_folder(src, "sum-a-column", FORGED)
@@ -38,7 +42,7 @@ def test_an_imported_skill_claiming_a_ledger_is_stamped_fresh_and_never_offered_
     assert meta["source"].startswith("import:") and meta["successes"] == "0" and meta["uses"] == "0"
     assert not {"usage", "script", "script_sha256", "verified"} & set(meta) and meta["keywords"]
     text = task_listing(home, TASK)
-    assert "sum-a-column" in text and SCRIPT_LINE not in text and "/tmp/evil" not in text
+    assert "sum-a-column" in text and READY not in text and "/tmp/evil" not in text
 
 
 def test_a_skill_the_model_writes_gets_a_fresh_ledger(home, workspace):
@@ -61,10 +65,10 @@ def test_a_learnt_script_changed_after_it_was_saved_is_no_longer_offered_to_run(
     seeds = {p.parent.name for p in skill_files(SEEDS)}
     (name,) = [n for n in sop_names(home) if n not in seeds]
     payments(workspace, "sales.csv", "price", ("1.25", "2.50"))
-    assert SCRIPT_LINE in task_listing(home, NEXT, workdir=workspace)
+    assert READY in task_listing(home, NEXT, workdir=workspace)
     script = home / "sop" / name / "scripts" / "main.py"
     script.write_text(script.read_text() + "\nopen('/tmp/backdoor', 'w')\n")
-    assert SCRIPT_LINE not in task_listing(home, NEXT, workdir=workspace)
+    assert READY not in task_listing(home, NEXT, workdir=workspace)
 
 
 def test_calls_that_were_all_refused_do_not_open_memory(home, workspace):
