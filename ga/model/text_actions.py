@@ -25,7 +25,8 @@ _ECHO = re.compile(r"\[exit code -?\d+ · |\[killed after |^\s*(?:# )?Output:?\s
                    re.MULTILINE)
 """ga's own result text: a block that copies it back (a small model imitating the conversation) runs nothing."""
 _COMMENTS = re.compile(r"\A(?:[ \t]*(?:#[^\n]*)?\n?)*\Z")
-"""A block of comments only runs nothing: a small model writes its final answer as one ("# The file is updated.")."""
+"""A block of comments only runs nothing: after the run acted, a small model writes its final answer as one
+("# The file is updated."); before, its plan ("# Step 1: open the page")."""
 _SHELLS = {"", "bash", "sh", "shell", "console", "zsh"}
 _PYTHONS = {"python", "python3", "py"}
 
@@ -53,15 +54,18 @@ class TextActions:
         sent = [self._render(m, first=i == 0) for i, m in enumerate(messages)]
         reply = self.model.complete(sent, [], on_text, deadline=deadline)
         if tools and not reply.tool_calls and reply.finish_reason not in ("length", "content_filter", "repetition"):
-            self._act(reply, known)
+            acted = any(m["role"] == "assistant" and m.get("tool_calls") for m in messages)
+            self._act(reply, known, comments=not acted)
             if not reply.tool_calls:
                 reply.content = _BLOCK.sub(_uncommented, reply.content).strip()
         return reply
 
-    def _act(self, reply: Reply, known: set[str]) -> None:
-        """The reply's first runnable block as its call; the text before it stays the reply's content."""
+    def _act(self, reply: Reply, known: set[str], *, comments: bool) -> None:
+        """The reply's first runnable block as its call; the text before it stays the reply's content. A block of
+        comments only runs (and shows the model that nothing ran) while the run has not acted yet (it is a plan);
+        after that it is the final answer."""
         blocks = [b for b in _BLOCK.finditer(reply.content) if b.group(1).lower() in _SHELLS | _PYTHONS | {"json"}
-                  and not _ECHO.search(b.group(2)) and not _COMMENTS.match(b.group(2))]
+                  and not _ECHO.search(b.group(2)) and (comments or not _COMMENTS.match(b.group(2)))]
         for block in blocks:
             lang, body = block.group(1).lower(), block.group(2).strip()
             if lang == "json":

@@ -69,13 +69,14 @@ def test_a_block_that_copies_gas_own_result_back_runs_nothing_and_is_the_answer(
         server.assert_complete()
     assert json.loads(proc.stdout)["status"] == "done", proc.stderr
     assert (workspace / "setup.cfg").read_text() == "version = 1.3.0\n"
-    assert (only_run(home) / "trajectory.jsonl").read_text().count('"type": "call_start"') == 1
+    assert (only_run(home) / "trajectory.jsonl").read_text().count('"type": "call_start"') == 2
 
 
-def test_a_block_of_comments_only_is_the_final_answer_in_prose(tmp_path, workspace):
+def test_a_block_of_comments_only_is_the_final_answer_in_prose_once_the_run_acted(tmp_path, workspace):
     home = tmp_path / "home"
     (workspace / "setup.cfg").write_text("version = 1.2.0\n")
-    steps = [{"content": "```bash\nsed -i 's/1.2.0/1.3.0/' setup.cfg\n```"},
+    steps = [{"content": "```bash\n# Step 1: change the version\n# Step 2: save the file\n```"},  # a plan: runs
+             {"content": "```bash\nsed -i 's/1.2.0/1.3.0/' setup.cfg\n```"},
              {"content": "```bash\n# The setup.cfg file has been updated with the new version.\n```"}]
     with ScriptedServer(steps) as server:
         proc = ga(["bump the version to 1.3.0", "--json"], server, home, workspace, **BASH)
@@ -83,4 +84,4 @@ def test_a_block_of_comments_only_is_the_final_answer_in_prose(tmp_path, workspa
     out = json.loads(proc.stdout)
     assert out["status"] == "done" and out["answer"] == "The setup.cfg file has been updated with the new version."
     assert (workspace / "setup.cfg").read_text() == "version = 1.3.0\n"
-    assert (only_run(home) / "trajectory.jsonl").read_text().count('"type": "call_start"') == 1
+    assert (only_run(home) / "trajectory.jsonl").read_text().count('"type": "call_start"') == 2
