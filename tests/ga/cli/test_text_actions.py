@@ -69,7 +69,7 @@ def test_a_block_that_copies_gas_own_result_back_runs_nothing_and_is_the_answer(
         server.assert_complete()
     assert json.loads(proc.stdout)["status"] == "done", proc.stderr
     assert (workspace / "setup.cfg").read_text() == "version = 1.3.0\n"
-    assert (only_run(home) / "trajectory.jsonl").read_text().count('"type": "call_start"') == 2
+    assert (only_run(home) / "trajectory.jsonl").read_text().count('"type": "call_start"') == 1
 
 
 def test_a_block_of_comments_only_is_the_final_answer_in_prose_once_the_run_acted(tmp_path, workspace):
