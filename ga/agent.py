@@ -203,6 +203,11 @@ class Agent:
         if nudge := self.escalation.claim(answer, self._changed()):
             self.record({"role": "user", "content": nudge})
             return
+        if self.model_settings.review_answer and not self.run.state.get("reviewed") and not asks_back(answer):
+            self.run.state["reviewed"] = True  # once: the answer after it is final
+            self.record({"role": "user", "content": workspace.review(self.run.state.get("task", ""),
+                                                                     self.settings.workdir, self._changed())})
+            return
         if asks_back(answer):  # the question it is: asked on a terminal, a pause unattended (resumed with an answer)
             said = ask(" ".join(answer.split()), [], self.ctx).details["answer"]
             self.record({"role": "user", "content": f"The user answers: {said}"}, human=True)

@@ -26,6 +26,17 @@ def preview(root: Path, *, depth: int = 2) -> str:
     return "Files in the workspace (first lines):\n" + "\n".join(_describe(root, p) for p in files)
 
 
+REVIEW = ("Before you finish, compare what the task asks with what the workspace now holds, point by point (file "
+          "names, header lines, format, every value).\nThe task: {task}\n{state}\nIf all of it is done exactly as "
+          "asked, reply with a one-line summary of the result. If anything is missing or differs, fix it now.")
+
+
+def review(task: str, root: Path, changed: bool | None) -> str:
+    """The message that sends a first final answer back for one look at the task and the workspace."""
+    state = "This run has changed no file in the workspace." if changed is False else preview(root)
+    return REVIEW.format(task=" ".join(task.split())[:2000], state=state or "The workspace is empty.")
+
+
 def _files(root: Path, depth: int, limit: int) -> list[Path]:
     found, stack = [], [(root, 0)]
     while stack and len(found) <= limit:
