@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -19,6 +20,8 @@ RUNS_FILE = re.compile(r"(?:^|[\s;&|(])(?:(?:python3?(?:\.\d+)?|bash|sh)\s+(?:-\
 PYTHON_ONLY = re.compile(r"(?:\s*(?:#[^\n]*|set -[a-z]+)\n)*\s*python3?(?:\s+-)?\s*<<-?\s*(['\"]?)(\w+)\1\n"
                          r"(?P<code>.*?)\n\2\s*", re.DOTALL)
 """A bash script that only feeds a Python program on stdin (`python3 - <<'EOF'`): that program is the step."""
+TYPED = re.compile(r"\s*(?:echo(?:\s+-n)?|printf(?:\s+'%s\\n')?)\s+(['\"]?)([^'\"\n$`\\]*)\1\s*>\s*([\w./-]+)\s*")
+"""A shell line that types a value into a file: `echo 42 > out.txt`."""
 
 
 @dataclass(kw_only=True)
@@ -60,12 +63,16 @@ def work_steps(events: list[dict], workspace: str) -> list[Step] | str:
     """The steps that may have done the work, or why there are none to learn from."""
     steps: list[Step] = []
     written: dict[str, str] = {}
+    printed: list[tuple[Step, str]] = []
     for tool, args, result in calls(events):
         if tool not in WORK_TOOLS or result.get("is_error"):
             continue
         step = _step(tool, args, workspace)
         if isinstance(step, str):
             return step
+        step = _linked(step, printed)
+        if step.kind in ("python", "bash") and (out := _output(str(result.get("content", "")))):
+            printed.append((step, out))
         if step.changes_files:
             written[step.path] = _applied(written.get(step.path), step)
         elif step.kind == "bash":
@@ -75,6 +82,54 @@ def work_steps(events: list[dict], workspace: str) -> list[Step] | str:
                     step.programs[path] = written[path]
         steps.append(step)
     return steps or "the run did its work without code or file changes (nothing to replay)"
+
+
+def _output(content: str) -> str:
+    """What a successful code_run printed: its result without ga's status line and notes."""
+    lines = content.split("\n")[1:]
+    end = next((i for i, line in enumerate(lines) if line.startswith("note: ")), len(lines))
+    text = "\n".join(lines[:end]).strip()
+    return "" if text == "(no output)" else text
+
+
+def _linked(step: Step, printed: list[tuple[Step, str]]) -> Step:
+    """A value typed into a file (file_write, or `echo VALUE > FILE`) that an earlier program printed, whole or as
+    its last line, becomes that program writing it: what was computed then typed is learnt as computed."""
+    typed = TYPED.fullmatch(step.code) if step.kind == "bash" else None
+    if typed:
+        value, path, newline = typed.group(2).strip(), _relative(typed.group(3), step.cwd), "-n" not in step.code
+    elif step.kind == "write" and step.mode == "overwrite":
+        value, path, newline = step.content.strip(), step.path, step.content.endswith("\n")
+    else:
+        return step
+    if not value or "\n" in value:
+        return step
+    for program, out in reversed(printed):
+        last = out.split("\n")[-1].strip()
+        if program.cwd == "" and value in (out, last):
+            return _writing(program, path, whole=value == out, newline=newline)
+    return step
+
+
+CAPTURE = "import io as _io, sys as _sys\n_sys.stdout = _io.StringIO()\n"
+WRITE = """
+_printed, _sys.stdout = _sys.stdout.getvalue().strip(), _sys.__stdout__
+with open({path!r}, "w") as _f:
+    _f.write({value}{newline})
+"""
+"""Around a Python program whose printed value the run then typed into a file: the program writes it itself."""
+
+
+def _writing(program: Step, path: str, *, whole: bool, newline: bool) -> Step:
+    """`program` writing what it prints (`whole`, else its last line) into `path`."""
+    if program.kind == "python":
+        value = "_printed" if whole else '_printed.split("\\n")[-1].strip()'
+        code = CAPTURE + program.code.rstrip("\n") + "\n" + WRITE.format(
+            path=path, value=value, newline=' + "\\n"' if newline else "")
+        return Step(kind="python", code=code, programs=dict(program.programs))
+    form, tail = "%s\\n" if newline else "%s", "" if whole else " | tail -n 1"
+    code = f"printf '{form}' \"$({{ {program.code}\n}}{tail})\" > {shlex.quote(path)}"
+    return Step(kind="bash", code=code, programs=dict(program.programs))
 
 
 def programs(steps: list[Step]) -> set[str]:

@@ -7,6 +7,8 @@ import json
 import select
 import subprocess
 
+import pytest
+
 from sop.library import SEEDS, skill_files
 from sop.skill import read
 from tests.ga.cli.test_cli import ga_background, only_run, wait_for
@@ -308,3 +310,33 @@ def test_an_unchecked_script_is_never_offered_as_verified_until_a_run_using_it_p
     (workspace / "sum.txt").unlink()  # an output that exists is no value to fill in
     _, server = run_ga(use, home, workspace, NEXT)
     assert "[unproven]" not in listed(server) and "whose run passed a check" in listed(server)
+
+
+@pytest.mark.parametrize("shape", ["file_write", "echo", "awk"])
+def test_a_value_computed_then_typed_is_learnt_as_the_program_writing_it(home, workspace, shape):
+    payments(workspace)
+    compute = tool_call("code_run", script="import csv\nprint(sum(float(r['amount']) for r in "
+                                           "csv.DictReader(open('payments.csv'))))\n")
+    if shape == "awk":  # the text format's shape: a shell line prints, the next types the value
+        compute = tool_call("code_run", type="bash", script="echo summing; awk -F, 'NR > 1 {s += $2} END {print s}' "
+                                                           "payments.csv")
+    typed = (tool_call("file_write", path="total.txt", content="35.75\n") if shape == "file_write" else
+             tool_call("code_run", type="bash", script="echo 35.75 > total.txt"))
+    steps = [{"tool_calls": [compute]}, {"tool_calls": [typed]},
+             {"content": "Done: total.txt holds 35.75."}]
+    proc, _ = run_ga(steps, home, workspace, TASK)
+    assert proc.returncode == 0 and (workspace / "total.txt").read_text() == "35.75\n", proc.stderr
+    assert "learnt script" in proc.stderr, proc.stderr
+    (name,) = learnt(home)
+    folder = home / "sop" / name
+    usage = read(folder / "SKILL.md").metadata["usage"]
+    names, values = ("INPUT_CSV OUTPUT_TXT", "sales.csv sum.txt") if shape == "awk" else (  # awk: the column is $2
+        "INPUT_CSV COLUMN OUTPUT_TXT", "sales.csv price sum.txt")
+    assert usage.endswith(names), usage
+    # as its SKILL.md says, in a fresh workspace whose input holds other numbers: the new value
+    other = workspace.parent / "fresh"
+    other.mkdir()
+    payments(other, "sales.csv", "price", ("1.25", "2.50"))
+    command = usage.replace("scripts/", f"{folder}/scripts/").replace(names, values)
+    subprocess.run(command, shell=True, cwd=other, check=True, timeout=30)
+    assert (other / "sum.txt").read_text() == "3.75\n"
