@@ -22,7 +22,7 @@ from ga.runs.mailbox import Inbox
 from ga.tooling.budget import SHOWN_RESULTS
 from ga.tooling.deferral import Deferral
 from ga.tooling.dispatch import Dispatcher, cap
-from ga.tooling.effects import fingerprint
+from ga.tooling.effects import changed_since, fingerprint
 from ga.tooling.human import AWAITED, WaitingForAnswer, answer_result, ask, candidates_of
 from ga.tooling.permissions import SideEffect
 from ga.tooling.spec import ToolContext, ToolResult, error, ran
@@ -51,8 +51,7 @@ class Agent:
         self.context: Context | None = None
         self.escalation = Escalation(run=run, settings=settings, ui=ui, model_settings=self.model_settings)
         self.keep_open = False  # the chat goes on after start() returns: the tools stay open (it closes ctx)
-        self.keep_unstarted = False
-        """A run nobody watches (--detach, a schedule) is kept, ended `failed`, even when no server answered."""
+        self.keep_unstarted = False  # a run nobody watches (--detach, cron) is kept, ended failed, even unanswered
         self.clock = time.monotonic()
         if settings.max_time:
             self.ctx.deadline = self.clock + settings.max_time
@@ -200,13 +199,11 @@ class Agent:
         """The model's final answer: done, unless it is none (failed), claims a change the workspace does not show
         (doubted once, then failed), only asks back (asked as ask_user asks), or the user's --check says not."""
         answer = final_answer(reply.content)
-        if nudge := self.escalation.claim(answer, self._changed()):
+        changed = changed_since(self.run.state.get("workspace_print"), self.settings.workdir)
+        review = self.model_settings.review_answer and not asks_back(answer)  # once, the answer after it is final
+        if nudge := self.escalation.claim(answer, changed) or workspace.review(self.run.state, self.settings.workdir,
+                                                                               changed, on=review):
             self.record({"role": "user", "content": nudge})
-            return
-        if self.model_settings.review_answer and not self.run.state.get("reviewed") and not asks_back(answer):
-            self.run.state["reviewed"] = True  # once: the answer after it is final
-            self.record({"role": "user", "content": workspace.review(self.run.state.get("task", ""),
-                                                                     self.settings.workdir, self._changed())})
             return
         if asks_back(answer):  # the question it is: asked on a terminal, a pause unattended (resumed with an answer)
             said = ask(" ".join(answer.split()), [], self.ctx).details["answer"]
@@ -218,12 +215,6 @@ class Agent:
             raise Done(answer)
         self.record(checked.message)
         self.settle()
-
-    def _changed(self) -> bool | None:
-        """Whether the workspace differs from when the run started (None: not known, too large or no print)."""
-        start = self.run.state.get("workspace_print")
-        now = fingerprint(self.settings.workdir) if start else None
-        return None if now is None else now != start
 
     def finish_pending(self) -> None:
         """After a crash or pause: complete the last turn's calls that have no recorded result, exactly once."""

@@ -31,10 +31,15 @@ REVIEW = ("Before you finish, compare what the task asks with what the workspace
           "asked, reply with a one-line summary of the result. If anything is missing or differs, fix it now.")
 
 
-def review(task: str, root: Path, changed: bool | None) -> str:
-    """The message that sends a first final answer back for one look at the task and the workspace."""
+def review(run_state: dict, root: Path, changed: bool | None, *, on: bool) -> str:
+    """The message that sends a run's first final answer back (`on`: ModelSettings.review_answer) for one look at
+    the task and the workspace; "" once it was sent, or when off."""
+    if not on or run_state.get("reviewed"):
+        return ""
+    run_state["reviewed"] = True
     state = "This run has changed no file in the workspace." if changed is False else preview(root)
-    return REVIEW.format(task=" ".join(task.split())[:2000], state=state or "The workspace is empty.")
+    task = " ".join(str(run_state.get("task", "")).split())[:2000]
+    return REVIEW.format(task=task, state=state or "The workspace is empty.")
 
 
 def _files(root: Path, depth: int, limit: int) -> list[Path]:

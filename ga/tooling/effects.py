@@ -38,3 +38,9 @@ def fingerprint(root: Path) -> str | None:
                 continue
             h.update(f"{entry.path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
     return h.hexdigest()
+
+
+def changed_since(start: str | None, root: Path) -> bool | None:
+    """Whether the workspace differs from its fingerprint `start` (None: not known, too large or no print)."""
+    now = fingerprint(root) if start else None
+    return None if now is None else now != start
