@@ -20,6 +20,8 @@ PIP_NAMES = {
 }
 _MISSING_MODULE = re.compile(r"No module named '([\w.]+)'")
 _NOT_FOUND = re.compile(r"^(?:.*?: )?(?:line \d+: )?([^\s:]+): (?:command )?not found$", re.MULTILINE)
+_TEXT_WORD = re.compile(r"[-*+>|]+|#+|\d+[.)]|\w+:")
+"""A line's first word that is text, not a command: a list item, a heading, a numbered step, a `key:` line."""
 _PY_SYNTAX = re.compile(r'File "[^"]*", line (\d+)\n(?:.*\n){0,3}?(SyntaxError|IndentationError|TabError): (.*)')
 _SH_SYNTAX = re.compile(r"line (\d+): (syntax error.*)")
 _PORT_IN_USE = re.compile(r"address already in use|EADDRINUSE|port is already allocated|already in use", re.I)
@@ -70,6 +72,10 @@ def _command_not_found(output: str, exit_code: int | None) -> str:
     if not names:
         return "exit code 127 usually means a command was not found." if exit_code == 127 else ""
     name = names[-1]
+    if _TEXT_WORD.fullmatch(name):
+        return (f"`{name}` is not a command: this script holds text (list items, headings, a file's lines), not "
+                "shell commands. To put text in a file, write it with a here-document: cat > FILE <<'EOF' (the "
+                "whole new content) EOF; to change part of a file, use sed -i or python.")
     return (f"`{name}` is not installed or not on PATH: check with `command -v {name}`, install it "
             "(apt-get install / pip install / npm install -g), or do it another way.")
 

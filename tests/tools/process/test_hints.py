@@ -18,6 +18,13 @@ def test_hint_command_not_found(make_ctx):
     assert "[exit code 127" in content and "hint: `no_such_tool_xyz` is not installed" in content
 
 
+def test_a_script_of_text_lines_is_told_it_is_text_not_commands(make_ctx):
+    # a small model sends a file's new lines as the script (the list it meant to write)
+    content = run(make_ctx(), "# Lists\n- eggs\n- milk\n", type="bash").content
+    assert "hint: `-` is not a command: this script holds text" in content and "cat > FILE <<'EOF'" in content
+    assert "is not installed" not in content
+
+
 def test_hint_permission_denied(make_ctx):
     content = run(make_ctx(), "echo 'echo hi' > t.sh; ./t.sh", type="bash").content
     assert "Permission denied" in content and "hint: permission denied" in content
