@@ -12,7 +12,7 @@ import re
 import shlex
 from pathlib import Path
 
-from memory.learn.literals import suggested
+from memory.learn.literals import fits, suggested
 from memory.learn.script import resolved
 from sop import ledger, retrieval, store
 from sop.library import Library, load
@@ -162,7 +162,8 @@ def task_listing(home: Path, task: str, skills_path: list[Path] = (), *, whole: 
         flags = f" [{', '.join(marks(skill))}]" if marks(skill) else ""
         lines.append(f"- {skill.name} ({skill.path}){flags}: {skill.description}")
         usage = skill.metadata.get("usage") if _own_script(skill) else ""
-        if usage and (values := suggested(usage, task, _files(workdir))):
+        learnt_from = skill.description.removeprefix("Script that does: ")
+        if usage and fits(learnt_from, task) and (values := suggested(usage, task, _files(workdir))):
             # The steps would only repeat the usage with names and where it was learnt: the command filled in
             # comes last, where a reader (a small model above all) acts on it; SKILL.md keeps the rest.
             command = " ".join([*resolved(usage, skill.folder).split()[:2], *map(shlex.quote, values)])

@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from sop.words import tokenize
+
 _QUOTED = re.compile(r"`([^`\n]{1,200})`|(?<![\w'])'([^'\n]{1,200})'(?![\w'])|\"([^\"\n]{1,200})\"")
 _BRACKETED = re.compile(r"(?<![\w\]])\[([\w.-]{1,80})\](?![\w(\[])")
 """An INI section or a tag in brackets: `the [server] section`."""
@@ -152,3 +154,20 @@ def suggested(usage: str, task: str, existed: set[str]) -> list[str] | None:
     if not names or any(n not in found for n in names) or len(set(names)) != len(names):
         return None
     return [found[n] for n in names]
+
+
+FITS = 0.5
+"""How alike a task and the task a script was learnt from must be, values aside, for the script to be offered ready
+to run: more than half of their words shared (bench/perf/offer_bench.py: "fix the `add` function" does not fit "add
+a function `mul`")."""
+
+
+def fits(learnt_from: str, task: str) -> bool:
+    """Whether `task` asks for what `learnt_from` asked, on other values: the words left once the values are out."""
+    def words(text: str) -> set[str]:
+        for literal in sorted(task_literals(text), key=lambda lit: -len(lit.value)):
+            text = text.replace(literal.value, " ")
+        return set(tokenize(text))
+
+    a, b = words(learnt_from), words(task)
+    return bool(a | b) and len(a & b) / len(a | b) >= FITS

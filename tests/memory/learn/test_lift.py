@@ -114,3 +114,15 @@ def test_a_task_value_inside_code_is_marked_so_that_no_script_is_learnt_from_it(
     lifter = Lifter(TASK, plain, existed={"server.log"})
     build(plain, lifter)
     assert not lifter.in_code  # a value given to grep as its pattern is data, not a program
+
+
+def test_a_script_fits_a_task_that_asks_the_same_on_other_values_not_one_sharing_words():
+    from memory.learn.literals import fits
+
+    taught = "Fix the `ADD` function in `INPUT_PY`: it must return the sum of its two arguments."
+    assert fits(taught, "Fix the `sub` function in `calc.py`: it must return the sum of its two arguments.")
+    assert not fits(taught, "Add a function `mul` to `app.py` that returns the product of its two arguments.")
+    sums = "`INPUT_CSV` has a column named `COLUMN`. Write the sum of that column into `OUTPUT_TXT`."
+    assert fits(sums, "`sales.csv` has a column named `price`. Write the sum of that column into `sum.txt`.")
+    assert not fits(sums, "Write a short poem about the sum of all fears into `poem.txt`.")
+    assert not fits("", "")
