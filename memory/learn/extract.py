@@ -67,7 +67,14 @@ class _Trial:
         workspace, so the policy and the sandbox see it as they will when it is used."""
         self.deadline = time.monotonic() + BUDGET
 
-    def reproduces(self, script: Script, values: list[str] | None = None, check: str = "") -> bool:
+    def constant(self, script: Script, values: list[str]) -> bool:
+        """Whether the script, run on the inputs with their content changed (digits shifted, else a line added),
+        makes the very outputs it made on the real ones: it does not depend on its input (the run typed, or wrote
+        what the task named). A replay that fails on the changed input proves nothing either way."""
+        return self.reproduces(script, values, mutate=True)
+
+    def reproduces(self, script: Script, values: list[str] | None = None, check: str = "", *,
+                   mutate: bool = False) -> bool:
         if time.monotonic() >= self.deadline:
             return False
         root = Path(tempfile.mkdtemp(prefix="ga-learn-"))
@@ -77,10 +84,15 @@ class _Trial:
             for name, text in script.files.items():
                 (self.staging / name).write_text(text, encoding="utf-8")
             snapshot.copy(self.before, root / "ws")
+            made = {rel for rel, how in self.outputs.items() if how == "created"}
+            if mutate and not _changed_inputs(root / "ws", made | self.ignore):
+                return False
             timeout = max(1.0, min(REPLAY_TIMEOUT, self.deadline - time.monotonic()))
             ok, output = self.replayer.run(script.command(str(self.staging), values), root, "ws", timeout)
             if not ok or snapshot.same(self.outputs, self.workspace, root / "ws"):
                 return False
+            if mutate:  # the same outputs from other input
+                return True
             if set(snapshot.changes(self.before, root / "ws", ignore=self.ignore)) - set(self.outputs):
                 return False  # it changed what the run did not: a script does its task's work and nothing else
             if any(value not in output for value in self.answer):
@@ -133,8 +145,28 @@ def extract(*, task: str, events: list[dict], workspace: Path, run_dir: Path, an
     if not trial.reproduces(script, [p.value for p in script.parameters], check):
         why = "the check did not pass on" if check else "it did not reproduce"
         return f"the script with the task's values lifted into parameters: {why} the run's outputs"
+    if not check and outputs and trial.constant(script, [p.value for p in script.parameters]):
+        return ("the script writes the same outputs whatever its input files hold: a constant, not a procedure "
+                "(and no check says it is right)")
     return Extraction(script=script, steps=steps, verified="checked" if check else "reproduced",
                       outputs=sorted(outputs))
+
+
+def _changed_inputs(root: Path, outputs: set[str]) -> bool:
+    """Change the content of the workspace copy's text files (all but those the run created): every digit shifted by one
+    (`10.50` -> `21.61`), or, where no file holds a digit, each file's last line repeated. False: nothing to change."""
+    texts = {}
+    for rel in snapshot.files(root):
+        if rel not in outputs:
+            with contextlib.suppress(OSError, UnicodeDecodeError):
+                texts[rel] = (root / rel).read_text(encoding="utf-8")
+    shift = any(re.search(r"\d", t) for t in texts.values())
+    for rel, text in texts.items():
+        lines = text.splitlines(keepends=True)
+        new = re.sub(r"\d", lambda m: str((int(m[0]) + 1) % 10), text) if shift else \
+            text + ("" if text.endswith("\n") or not text else "\n") + (lines[-1] if lines else "x\n")
+        (root / rel).write_text(new, encoding="utf-8")
+    return bool(texts)
 
 
 def answer_values(answer: str, task: str) -> list[str]:

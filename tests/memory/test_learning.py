@@ -340,3 +340,19 @@ def test_a_value_computed_then_typed_is_learnt_as_the_program_writing_it(home, w
     command = usage.replace("scripts/", f"{folder}/scripts/").replace(names, values)
     subprocess.run(command, shell=True, cwd=other, check=True, timeout=30)
     assert (other / "sum.txt").read_text() == "3.75\n"
+
+
+def test_a_script_whose_outputs_do_not_depend_on_its_input_is_not_learnt_without_a_check(home, workspace):
+    # the wrong round the learning run kept: the output holds the input file's name, whatever the file holds
+    (workspace / "names.txt").write_text("bob\nann\n")
+    task = "Write the lines of `names.txt` in alphabetical order into `sorted.txt`."
+    steps = [{"tool_calls": [tool_call("code_run", type="bash", script="echo names.txt > sorted.txt")]},
+             {"content": "Done: sorted.txt is written."}]
+    proc, _ = run_ga(steps, home, workspace, task, "-v")
+    assert proc.returncode == 0, proc.stderr
+    assert "a constant, not a procedure" in proc.stderr and learnt(home) == []
+    # the same procedure done right is learnt
+    steps = [{"tool_calls": [tool_call("code_run", type="bash", script="sort names.txt > sorted.txt")]},
+             {"content": "Done: sorted.txt is written."}]
+    proc, _ = run_ga(steps, home, workspace, task)
+    assert proc.returncode == 0 and len(learnt(home)) == 1, proc.stderr
