@@ -238,7 +238,7 @@ def test_formulas_are_read_as_text(web, site, page, formula):
 @needs_chromium
 def test_formulas_of_wikipedia_and_mathjax_2_and_scripts_in_plain_text(web, site):
     out = scan(web, url=f"{site}/formulas.html")
-    assert r"the identity $e^{i\pi }+1=0$ links five constants" in out  # not "{\displaystyle ...}"
+    assert r"the identity $e^{i\pi}+1=0$ links five constants" in out  # not "{\displaystyle ...}"
     assert r"the sum $\sum_i i$ runs over all items" in out
     assert "the area is r^2π, the first item is a_1, and" in out and "source. [[1]]#" in out  # a footnote stays
     assert "When j< k the pair" in out  # never read as the start of a tag

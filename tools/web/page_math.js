@@ -21,13 +21,25 @@
     const img = el.querySelector('img[alt]');
     const frame = el.id && el.id.endsWith('-Frame') && document.getElementById(el.id.slice(0, -6));
     const tex = ann ? ann.textContent : (ml && ml.getAttribute('alttext')) || (img && img.alt) || (frame && frame.textContent);
-    const out = tex ? clean(tex).replace(/^\{\\(display|text)style\s*(.*)\}$/s, '$2').replace(/\\(display|text)style\s*/g, '')
-      : ml ? node(ml) : el.textContent;
+    const out = tex ? tidy(clean(tex).replace(/^\{\\(display|text)style\s*(.*)\}$/s, '$2')) : ml ? node(ml) : el.textContent;
     const display = (ml && ml.getAttribute('display') === 'block') || el.getAttribute('display') === 'true'
       || /katex-display|MathJax_Display/.test((el.parentElement && el.parentElement.className) || '')
       || /MathJax_Display/.test(typeof el.className === 'string' ? el.className : '');
     // "j<k" would read as the start of a tag to anything that parses the result as HTML: "j < k"
     return { text: clean(out).replace(/\s*<\s*(?=\S)/g, ' < '), display };
+  }
+
+  // TeX as a reader needs it: no style switches, font commands or spacing commands, whose words and
+  // backslashes cost tokens and hide the formula's words (Wikipedia's `A{\text{ Hermitian}}\quad \iff`).
+  function tidy(tex) {
+    let out = tex.replace(/\\(display|text|script)style\s*/g, '').replace(/\\q?quad\b|\\[,;:!> ]/g, ' ')
+      .replace(/\\(left|right|[bB]igg?)[lr]?\s*(?=[()[\]|.]|\\[{}|])/g, '');
+    for (let i = 0; i < 3; i++) {  // nested ones from the inside out
+      out = out.replace(/\\(text|math(rm|sf|bf|it|tt)|textrm|textbf|textit|operatorname)\s*\{([^{}]*)\}/g, '{$3}');
+    }
+    // braces round plain text that no command, sub- or superscript takes as its argument: A{ Hermitian} -> A Hermitian
+    for (let i = 0; i < 3; i++) out = out.replace(/(?<!\\[a-zA-Z]+\s*|[_^}\]]\s*)\{([^{}\\]*)\}/g, ' $1 ');
+    return clean(out).replace(/([_^{]) | (?=})/g, '$1');
   }
 
   function node(n) {
