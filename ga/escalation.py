@@ -31,6 +31,7 @@ from ga.reply import DOUBT, UNUSABLE, UnusableReplies, claimed_change, not_an_an
 from ga.runs.folder import Run
 from ga.tooling.arguments import summarize
 from ga.tooling.dispatch import TOO_MANY
+from ga.tooling.effects import NOT_RUN
 from ga.tooling.encoding import scrub, scrub_text
 from ga.tooling.human import WaitingForAnswer, ask
 from ga.tooling.spec import ToolContext, ToolResult
@@ -56,7 +57,7 @@ LOOP = ("[Same call, same result {n} times in a row: no progress. Use what you a
 ANSWER = "The user, asked for help because the task was stuck, answers: {answer}"
 CLAIMED = ("Your answer says the work is done (\"{word}\"), but this run has changed no file in the workspace: "
            "nothing was written. Make the change with a tool now, or answer with what is actually true.")
-ECHOES = (HINT_1, HINT_2, HINT_2_AGAIN, HINT_3, LOOP, TOO_MANY)
+ECHOES = (HINT_1, HINT_2, HINT_2_AGAIN, HINT_3, LOOP, TOO_MANY, NOT_RUN)
 
 
 @dataclass(kw_only=True)

@@ -109,7 +109,9 @@ def not_an_answer(content: str, *, after_failure: bool = False, echoes: tuple[st
     if after_failure and _PROMISE.search(text):
         return "it says what you will do next, but calls no tool to do it"
     lowered = text.lower()
-    if any(piece in lowered for piece in _runtime_pieces(echoes)):
+    words = " ".join(re.findall(r"[\w'-]+", lowered))
+    if any(piece in lowered for piece in _runtime_pieces(echoes)) or (len(words.split()) >= 5 and any(
+            words in " ".join(re.findall(r"[\w'-]+", echo.lower())) for echo in echoes)):
         return "it repeats ga's own instructions instead of giving a result"
     return None
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections.abc import Callable
 
 from ga.model.text_calls import text_calls
@@ -24,9 +25,16 @@ out of habit and writes its answer in it), never a command."""
 _ECHO = re.compile(r"\[exit code -?\d+ · |\[killed after |^\s*(?:# )?Output:?\s*$|^note: it printed nothing",
                    re.MULTILINE)
 """ga's own result text: a block that copies it back (a small model imitating the conversation) runs nothing."""
-_COMMENTS = re.compile(r"\A(?:[ \t]*(?:#[^\n]*)?\n?)*\Z")
+def _said(body: str) -> bool:
+    """A block that only says something: comments, or sentences whose first word is no program ("I wrote 11 into
+    shipped.txt."). After the run acted, a small model writes its final answer as one ("# The file is updated.");
+    before, its plan ("# Step 1: open the page"), which runs (and shows that nothing ran)."""
+    lines = [line.strip() for line in body.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    return all(_SENTENCE.fullmatch(line) and not shutil.which(line.split()[0]) for line in lines)
 """A block of comments only runs nothing: after the run acted, a small model writes its final answer as one
 ("# The file is updated."); before, its plan ("# Step 1: open the page")."""
+_SENTENCE = re.compile(r"[A-Z][\w'’-]*(?: [\w'’,().:/-]+){2,}[.!]")
+"""A line of prose: a capitalised word, two more, a full stop; no shell operator, quote or variable."""
 _SHELLS = {"", "bash", "sh", "shell", "console", "zsh"}
 _PYTHONS = {"python", "python3", "py"}
 
@@ -65,7 +73,7 @@ class TextActions:
         comments only runs (and shows the model that nothing ran) while the run has not acted yet (it is a plan);
         after that it is the final answer."""
         blocks = [b for b in _BLOCK.finditer(reply.content) if b.group(1).lower() in _SHELLS | _PYTHONS | {"json"}
-                  and not _ECHO.search(b.group(2)) and (comments or not _COMMENTS.match(b.group(2)))]
+                  and not _ECHO.search(b.group(2)) and (comments or not _said(b.group(2)))]
         for block in blocks:
             lang, body = block.group(1).lower(), block.group(2).strip()
             if lang == "json":
@@ -111,7 +119,7 @@ class TextActions:
 def _uncommented(block: re.Match) -> str:
     """A comments-only block of a final answer as the prose it is; any other block as it was."""
     body = block.group(2)
-    if block.group(1).lower() not in _SHELLS | _PYTHONS or not _COMMENTS.match(body):
+    if block.group(1).lower() not in _SHELLS | _PYTHONS or not _said(body):
         return block.group(0)
     return "\n".join(line.strip().lstrip("#").strip() for line in body.splitlines() if line.strip())
 

@@ -44,3 +44,10 @@ def changed_since(start: str | None, root: Path) -> bool | None:
     """Whether the workspace differs from its fingerprint `start` (None: not known, too large or no print)."""
     now = fingerprint(root) if start else None
     return None if now is None else now != start
+
+
+NOT_RUN = ("[not run: this exact script already ran successfully (call {call}) and wrote {files}; nothing in the "
+           "workspace changed since, so running it again would only do the same thing twice. If the task is done, "
+           "reply now with a one-line summary of the result and nothing else. If it is not, do the next step.]")
+"""code_run's answer to a script sent again over a workspace it already changed (tools/process/execute.py); a reply
+that only repeats it is no answer (ga/escalation.py)."""

@@ -95,9 +95,10 @@ def _output(content: str) -> str:
 def _linked(step: Step, printed: list[tuple[Step, str]]) -> Step:
     """A value typed into a file (file_write, or `echo VALUE > FILE`) that an earlier program printed, whole or as
     its last line, becomes that program writing it: what was computed then typed is learnt as computed."""
-    typed = TYPED.fullmatch(step.code) if step.kind == "bash" else None
+    commands = "\n".join(line for line in step.code.splitlines() if line.strip() and not line.lstrip().startswith("#"))
+    typed = TYPED.fullmatch(commands) if step.kind == "bash" else None
     if typed:
-        value, path, newline = typed.group(2).strip(), _relative(typed.group(3), step.cwd), "-n" not in step.code
+        value, path, newline = typed.group(2).strip(), _relative(typed.group(3), step.cwd), "-n" not in commands
     elif step.kind == "write" and step.mode == "overwrite":
         value, path, newline = step.content.strip(), step.path, step.content.endswith("\n")
     else:

@@ -235,3 +235,12 @@ def test_cli_a_capable_models_answer_that_quotes_a_call_is_never_run(tmp_path, w
     assert proc.returncode == 0 and out["answer"] == answer and out["tool_calls"] == 0, proc.stderr
     assert not (workspace / "config.json").exists() and out["model_settings"] == "default"
     assert events(only_run(tmp_path / "home"), "notice") == []
+
+
+def test_an_answer_that_only_repeats_the_not_run_note_is_no_answer():
+    from ga.escalation import ECHOES
+
+    assert "repeats ga's own instructions" in not_an_answer("A one-line summary of the result and nothing else.",
+                                                            echoes=ECHOES)
+    assert not_an_answer("The task is done.", echoes=ECHOES) is None  # short and plain: an answer
+    assert not_an_answer("Done: high.txt holds 8.", echoes=ECHOES) is None

@@ -321,7 +321,7 @@ def test_a_value_computed_then_typed_is_learnt_as_the_program_writing_it(home, w
         compute = tool_call("code_run", type="bash", script="echo summing; awk -F, 'NR > 1 {s += $2} END {print s}' "
                                                            "payments.csv")
     typed = (tool_call("file_write", path="total.txt", content="35.75\n") if shape == "file_write" else
-             tool_call("code_run", type="bash", script="echo 35.75 > total.txt"))
+             tool_call("code_run", type="bash", script="# write it\necho '35.75' > total.txt"))
     steps = [{"tool_calls": [compute]}, {"tool_calls": [typed]},
              {"content": "Done: total.txt holds 35.75."}]
     proc, _ = run_ga(steps, home, workspace, TASK)

@@ -55,10 +55,7 @@ def _repeated(args: dict, ctx: ToolContext) -> str:
     before = ctx.state.get(REPEATS, {}).get(_key(args, ctx))
     if not before or ctx.settings.mode == "plan" or before["fingerprint"] != effects.fingerprint(ctx.settings.workdir):
         return ""
-    return (f"[not run: this exact script already ran successfully (call {before['call']}) and wrote "
-            f"{', '.join(before['files'])}; nothing in the workspace changed since, so running it again would only "
-            "do the same thing twice. If the task is done, reply now with a one-line summary and nothing else: no "
-            "tool call, no code block. If it is not, do the next step.]")
+    return effects.NOT_RUN.format(call=before["call"], files=", ".join(before["files"]))
 
 
 def _remember(args: dict, ctx: ToolContext, result: ToolResult) -> None:

@@ -85,3 +85,16 @@ def test_a_block_of_comments_only_is_the_final_answer_in_prose_once_the_run_acte
     assert out["status"] == "done" and out["answer"] == "The setup.cfg file has been updated with the new version."
     assert (workspace / "setup.cfg").read_text() == "version = 1.3.0\n"
     assert (only_run(home) / "trajectory.jsonl").read_text().count('"type": "call_start"') == 2
+
+
+def test_a_block_of_prose_after_the_run_acted_is_the_answer_not_a_command(tmp_path, workspace):
+    home = tmp_path / "home"
+    (workspace / "orders.csv").write_text("id,status\n1,shipped\n2,open\n")
+    steps = [{"content": "```bash\ngrep -c shipped orders.csv > shipped.txt\n```"},
+             {"content": "```bash\nI wrote the number 1 into shipped.txt.\n```"}]
+    with ScriptedServer(steps) as server:
+        proc = ga(["count the shipped orders into shipped.txt", "--json"], server, home, workspace, **BASH)
+        server.assert_complete()
+    out = json.loads(proc.stdout)
+    assert out["status"] == "done" and out["answer"] == "I wrote the number 1 into shipped.txt.", proc.stderr
+    assert (only_run(home) / "trajectory.jsonl").read_text().count('"type": "call_start"') == 1
