@@ -30,11 +30,19 @@ def _said(body: str) -> bool:
     shipped.txt."). After the run acted, a small model writes its final answer as one ("# The file is updated.");
     before, its plan ("# Step 1: open the page"), which runs (and shows that nothing ran)."""
     lines = [line.strip() for line in body.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    if len(lines) == 1 and re.fullmatch(r"[A-Za-z]+[.!]?", lines[0]):  # "done": a word, no program or builtin
+        word = lines[0].rstrip(".!")
+        return word not in _BUILTINS and not shutil.which(word)
     return all(_SENTENCE.fullmatch(line) and not shutil.which(line.split()[0]) for line in lines)
 """A block of comments only runs nothing: after the run acted, a small model writes its final answer as one
 ("# The file is updated."); before, its plan ("# Step 1: open the page")."""
 _SENTENCE = re.compile(r"[A-Z][\w'’-]*(?: [\w'’,().:/-]+){2,}[.!]")
 """A line of prose: a capitalised word, two more, a full stop; no shell operator, quote or variable."""
+_BUILTINS = frozenset({"alias", "bg", "break", "cd", "continue", "echo", "eval", "exec", "exit", "export", "false",
+                       "fg", "hash", "help", "history", "jobs", "kill", "logout", "printf", "pwd", "read", "return",
+                       "set", "shift", "source", "test", "times", "trap", "true", "type", "ulimit", "umask", "unset",
+                       "wait"})
+"""Bash builtins a one-word script may run."""
 _SHELLS = {"", "bash", "sh", "shell", "console", "zsh"}
 _PYTHONS = {"python", "python3", "py"}
 

@@ -91,10 +91,18 @@ def test_a_block_of_prose_after_the_run_acted_is_the_answer_not_a_command(tmp_pa
     home = tmp_path / "home"
     (workspace / "orders.csv").write_text("id,status\n1,shipped\n2,open\n")
     steps = [{"content": "```bash\ngrep -c shipped orders.csv > shipped.txt\n```"},
-             {"content": "```bash\nI wrote the number 1 into shipped.txt.\n```"}]
+             {"content": "```bash\ndone\n```"},  # one word, no program: said, not run
+             ]
     with ScriptedServer(steps) as server:
         proc = ga(["count the shipped orders into shipped.txt", "--json"], server, home, workspace, **BASH)
         server.assert_complete()
     out = json.loads(proc.stdout)
-    assert out["status"] == "done" and out["answer"] == "I wrote the number 1 into shipped.txt.", proc.stderr
+    assert out["status"] == "done" and out["answer"] == "done", proc.stderr
     assert (only_run(home) / "trajectory.jsonl").read_text().count('"type": "call_start"') == 1
+
+
+def test_what_a_block_only_says():
+    from ga.model.text_actions import _said
+
+    assert _said("I wrote the number 11 into shipped.txt.") and _said("# The file is updated.\n") and _said("done")
+    assert not _said("ls") and not _said("cd") and not _said("echo hi.") and not _said("grep -c x a.txt > n.txt")
