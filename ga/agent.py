@@ -199,10 +199,8 @@ class Agent:
         """The model's final answer: done, unless it is none (failed), claims a change the workspace does not show
         (doubted once, then failed), only asks back (asked as ask_user asks), or the user's --check says not."""
         answer = final_answer(reply.content)
-        changed = changed_since(self.run.state.get("workspace_print"), self.settings.workdir)
-        review = self.model_settings.review_answer and not asks_back(answer)  # once, the answer after it is final
-        if nudge := self.escalation.claim(answer, changed) or workspace.review(self.run.state, self.settings.workdir,
-                                                                               changed, on=review):
+        if nudge := self.escalation.claim(answer, changed_since(self.run.state.get("workspace_print"),
+                                                                self.settings.workdir)):
             self.record({"role": "user", "content": nudge})
             return
         if asks_back(answer):  # the question it is: asked on a terminal, a pause unattended (resumed with an answer)

@@ -26,22 +26,6 @@ def preview(root: Path, *, depth: int = 2) -> str:
     return "Files in the workspace (first lines):\n" + "\n".join(_describe(root, p) for p in files)
 
 
-REVIEW = ("Before you finish, compare what the task asks with what the workspace now holds, point by point (file "
-          "names, header lines, format, every value).\nThe task: {task}\n{state}\nIf all of it is done exactly as "
-          "asked, reply with a one-line summary of the result. If anything is missing or differs, fix it now.")
-
-
-def review(run_state: dict, root: Path, changed: bool | None, *, on: bool) -> str:
-    """The message that sends a run's first final answer back (`on`: ModelSettings.review_answer) for one look at
-    the task and the workspace; "" once it was sent, or when off."""
-    if not on or run_state.get("reviewed"):
-        return ""
-    run_state["reviewed"] = True
-    state = "This run has changed no file in the workspace." if changed is False else preview(root)
-    task = " ".join(str(run_state.get("task", "")).split())[:2000]
-    return REVIEW.format(task=task, state=state or "The workspace is empty.")
-
-
 def _files(root: Path, depth: int, limit: int) -> list[Path]:
     found, stack = [], [(root, 0)]
     while stack and len(found) <= limit:

@@ -59,10 +59,6 @@ class ModelSettings:
     workspace_preview: bool = False
     """The first message shows a small workspace's files with their first lines (ga/context/workspace.py): a small
     model acts on what it was shown, and seldom reads a file before it writes."""
-    review_answer: bool = False
-    """The first final answer is sent back once with the task and the workspace as it now is (its files' first
-    lines), asking the model to compare them and fix what differs: a small model writes, then answers without
-    looking (a header left in, a column missing, the value said but not written)."""
     doubt_claims: bool = True
     """A final answer that claims a change ("saved", "updated"...) when the workspace shows none is doubted once,
     then ends the run failed (ga/escalation.py). For every model; off only for an ablation or a replay."""

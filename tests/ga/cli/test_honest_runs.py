@@ -263,24 +263,3 @@ def test_a_test_tool_the_run_wrote_cannot_verify_it_where_the_real_one_is_missin
     assert checks and not checks[0]["passed"]
     assert "nose2.py, a test tool's module this run wrote" in checks[0]["content"]
 
-
-def test_a_review_sends_the_first_answer_back_once_with_the_task_and_the_workspace(home, workspace):
-    (workspace / "users.csv").write_text("name,email\nann,ann@ex.org\n")
-    steps = [bash("cut -d, -f2 users.csv > emails.txt"), {"content": "Wrote the emails."},
-             bash("tail -n +2 users.csv | cut -d, -f2 > emails.txt"), {"content": "emails.txt holds the one address."}]
-    task = "Write the email column of users.csv into emails.txt, without the header."
-    with ScriptedServer(steps) as server:
-        proc = ga([task, "--json"], server, home, workspace, GA_MODEL_SETTINGS="small:review_answer=true")
-        server.assert_complete()
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout)
-    assert out["status"] == "done" and out["answer"] == "emails.txt holds the one address."
-    review = last_user(server.requests[2])
-    assert review.startswith("Before you finish, compare what the task asks") and f"The task: {task}" in review
-    assert "- emails.txt (2 lines): email | ann@ex.org" in review  # what the first answer left, shown
-    assert (workspace / "emails.txt").read_text() == "ann@ex.org\n"
-    # off by default: the first answer is final
-    with ScriptedServer([{"content": "Nothing to do: 42."}]) as server:
-        proc = ga(["What is 6 times 7?", "--json"], server, home, workspace)
-        server.assert_complete()
-    assert json.loads(proc.stdout)["answer"] == "Nothing to do: 42."
