@@ -30,7 +30,7 @@ from ga.tooling.spec import ToolContext
 from tests.scripted import ScriptedTerminal
 from tests.tools.guard.corpus import DANGEROUS, EVERYDAY
 from tools.code_run import SPEC
-from tools.guard.shell_scan import check_script
+from tools.guard.policy import check_script
 
 ROUNDS = 60
 

@@ -23,7 +23,7 @@ BEFORE = r"(?:(?<![\w-])|(?<=\\[bBwWsSdD<]))"
 """A value starts a word, or follows a regex escape (sed 's/\bcalc(/...'): `\b` is not part of it."""
 SCANNER_BUG = re.compile(r"\{\d*(?:\.\.\d*)?[^\x00-\xff]")
 """tree-sitter-bash 0.25.1 can crash the process on a character above U+00FF after `{` (its issue 337; the policy's
-parser in tools/guard/shell_fields.py works around it): such a script is kept as it is, its values not lifted."""
+parser in tools/guard/policy.py works around it): such a script is kept as it is, its values not lifted."""
 PYTHON = re.compile(r"(?:.*/)?python(?:3(?:\.\d+)?)?")
 
 

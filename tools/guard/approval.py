@@ -1,21 +1,10 @@
 """code_run's permission check: the command policy, then a human (on a terminal) or the policy file (autonomous).
 
-Policy file: GA_HOME/policy.json, read on each dangerous call. Deny by default; for example
-
-    {
-      "allow_rules": ["git-push-force", "package-removal"],
-      "allow_commands": ["git reset --hard*", "*sudo apt-get install *"]
-    }
-
-`allow_rules` names rule ids (as printed in refusals); `allow_commands` holds glob patterns (fnmatch:
-`*` matches anything) matched against each simple command that needs approval (`git reset --hard`), never
-against the whole script: `git reset --hard*` does not approve `git reset --hard` followed by `rm -rf ~/docs`.
-A script runs when each of its dangerous findings is allowed by its rule id or by a pattern matching its
-command. The catastrophic tier is never allowed, by the file or by a human.
-
-The file is a protected path (ga/tooling/boundary/protected.py): no tool writes it unasked. A change made to it while
-a run is going (by whatever means) is not trusted by that run: it keeps the policy it read before its first script
-ran (saved with the run, so a resume keeps it too).
+GA_HOME/policy.json (deny by default), e.g. `{"allow_rules": ["git-push-force"], "allow_commands": ["git reset
+--hard*"]}`: rule ids as refusals print them, and globs (fnmatch) matched against each simple command that needs
+approval, never the whole script. A script runs when each of its dangerous findings is allowed; the catastrophic tier
+never is. The file is a protected path; a change to it while a run goes on waits for the next run (the run keeps the
+policy it read before its first script, saved with the run so a resume keeps it too).
 """
 
 from __future__ import annotations
@@ -26,8 +15,7 @@ from pathlib import Path
 
 from ga.errors import PermissionDenied
 from ga.tooling.spec import ToolContext
-from tools.guard.scanner import ASK, REFUSE, Decision, worst
-from tools.guard.shell_scan import scan_script
+from tools.guard.policy import ASK, REFUSE, Decision, scan_script, worst
 
 POLICY_FILE = "policy.json"
 MAX_EDITS = 5
@@ -144,8 +132,7 @@ def load_policy(path: Path) -> tuple[set[str], list[str]]:
     if not isinstance(data, dict):
         raise PermissionDenied(f"The command policy file {path} must hold a JSON object; dangerous commands "
                                "are refused until it is fixed.")
-    rules = data.get("allow_rules", [])
-    patterns = data.get("allow_commands", [])
+    rules, patterns = data.get("allow_rules", []), data.get("allow_commands", [])
     if not all(isinstance(x, str) for x in [*rules, *patterns]):
         raise PermissionDenied(f"allow_rules and allow_commands in {path} must be lists of strings.")
     return set(rules), list(patterns)

@@ -1,11 +1,8 @@
 """When the sandbox stopped a command: whether a human may be asked to let it run outside, and what they are shown.
 
-The reason is read from the program's output, and the program is the model's code: it can print
-"/home/me/x: Read-only file system" without trying anything. So the question is asked only when what the output says
-is true of the sandbox: it has no network; the path it names read-only is one the sandbox keeps read-only or hidden
-(sandbox.writable_inside) and the user may write on the host; the path it names missing exists on the host and is
-not shown inside. The question says the reason comes from the output, and shows, beside the command, the workspace
-scripts it runs that the run wrote (`bash build.sh` says little of what would run outside).
+The reason is read from the model's program's output, so it is asked only when what it says is true of the sandbox:
+no network; a path read-only or missing inside (sandbox.writable_inside) that the user may write, or that exists, on
+the host. The question says so, and shows the workspace scripts the command runs that the run wrote.
 """
 
 from __future__ import annotations
@@ -16,7 +13,7 @@ import re
 import shlex
 from pathlib import Path
 
-from tools.guard.places import normpath
+from tools.guard.rules import normpath
 from tools.guard.sandbox import SYSTEM, Layout, shown_inside, writable_inside
 from tools.process.hints import NO_NETWORK, REFUSED
 

@@ -1,18 +1,13 @@
 """git's metadata in the sandbox: what exists stays read-only, what a command creates is made harmless after it.
 
-git runs commands it finds in a repository's own files: hooks, and config keys such as core.fsmonitor,
-core.pager, core.sshCommand, alias.x = !cmd, filter drivers, include.path. A sandboxed command that writes them
-would have the user's next `git status` in that folder run its code on the host. So, in every folder code_run may
-write (the workspace and --allow-path folders):
-
-- before the command: every `.git` (folder, file or link), `.gitmodules`, folder git would take for a repository
-  (a bare or crafted one: HEAD beside objects/ and refs/) and git config in HOME that exists is mounted read-only,
-  except repositories this run created itself (they stay usable: `git init` then `git commit` in a later call);
-- after it: every repository not mounted read-only (new, or created earlier by this run) is checked: hooks are
-  moved aside, and a config key outside a short list of harmless ones (user, remotes, branches, core's layout
-  settings...) is removed, the original kept beside it as `config.disabled-by-ga`; the result says what changed.
-  A `.git` file or `commondir` pointing elsewhere is followed, within the writable folders. A new `.gitmodules`
-  is left alone: git takes only URLs and paths from it (update commands there are ignored since git 2.24).
+git runs commands from a repository's own files (hooks; config keys such as core.fsmonitor, core.pager, alias.x =
+!cmd, filter drivers, include.path): written in the sandbox, they would run on the host at the user's next git
+command. So, in every folder code_run may write: before the command, every `.git`, `.gitmodules`, folder git would
+take for a repository (HEAD beside objects/ and refs/) and git config in HOME is mounted read-only, except
+repositories this run created; after it, in every repository not mounted read-only, hooks are moved aside and config
+keys outside a short list of harmless ones are removed (the original kept as `config.disabled-by-ga`), following a
+`.git` file or `commondir` within the writable folders. A new `.gitmodules` is left alone (git takes only URLs and
+paths from it since 2.24).
 """
 
 from __future__ import annotations

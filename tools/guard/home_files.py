@@ -1,15 +1,10 @@
 """HOME's start-up files in the sandbox, when a folder code may write shows them (the workspace is HOME, or holds it).
 
-A shell, a desktop session or a program the user starts later reads HOME's dotfiles and dot-folders (.bashrc,
-.profile, .config/autostart, .local/bin, pip.conf...) and the folders on PATH (~/bin): something written there runs on
-the host, outside any sandbox, long after the run. So, whatever the workspace:
-
-- before a command, each of them that exists is mounted read-only (a symlinked one: the file it points at, when that
-  lies in a folder code may write), except inside a folder the user named with --allow-path;
-- after it, a dot-entry it created at HOME's top (.bash_profile, .pam_environment...) or a ~/bin, and a symlinked
-  one it replaced, are moved aside as NAME.disabled-by-ga (the link is put back); the result says what moved.
-
-Credential stores and shell histories are hidden outright (sandbox.py, from the list in ga/tooling/boundary/hidden.py).
+Shells, desktops and programs read HOME's dotfiles and dot-folders (.bashrc, .profile, .config/autostart, .local/bin,
+pip.conf...) and ~/bin later, outside any sandbox. So before a command each that exists is mounted read-only (a
+symlinked one: its target, when a folder code may write holds it), except inside an --allow-path folder; after it, a
+dot-entry or ~/bin it created at HOME's top, and a symlinked one it replaced, are moved aside as NAME.disabled-by-ga
+(the link put back), and the result says so. Credential stores and histories are hidden outright (sandbox.py).
 """
 
 from __future__ import annotations

@@ -1,25 +1,13 @@
-"""The sandbox for code_run: bubblewrap in its own user namespace with every capability dropped.
+"""The sandbox for code_run: bubblewrap in its own user namespace with every capability dropped (docs/sandbox.md).
 
-Inside, only what a run needs: the system's programs and libraries read-only (/usr, /bin, /lib*, /sbin, /opt, /sys,
-and /etc without what only root may read: shadow, sudoers, private keys); the workspace and --allow-path folders
-read-write, except git's metadata there, ga's own code and the Python it runs on (kept read-only: a hook or a line
-added to ga would run on the host later; see git_meta.py); the interpreter, the tools on PATH and what
-GA_SANDBOX_READ names, read-only; HOME, /tmp, /var/tmp, /dev/shm and /run as empty private folders of a bounded
-size; ~/.ssh, ~/.aws, other credential stores and shell histories hidden even when the workspace holds them, and
-HOME's start-up files (dotfiles, dot-folders, ~/bin) read-only there (home_files.py); GA_HOME absent but for
-its SOPs (read-only); fresh /dev and /proc; its own pid namespace (the tree dies with bwrap, and bwrap with ga); no
-network unless GA_SANDBOX_NET=1. Everything else of the host (other users' files, /root, /var, /srv, /mnt, other
-runs' GA_HOMEs) is not there at all. Memory, processes and file sizes are limited (sandbox_limits.py). In plan
-mode the workspace and the allowed folders are read-only too and there is no network (Layout.read_only): code can
-look, and change nothing but its private /tmp.
-
-As root, the process inside keeps uid 0 but holds no capability at all (effective and bounding sets empty,
-no new privileges, no nested user namespaces): it cannot remount, load modules, change the network or signal
-processes outside, and what it may write is only what is mounted writable. Where that cannot be set up
-(sandbox_probe.py tells), code_run refuses to run rather than run unconfined under a flag that promised otherwise.
-
-Here: what the sandbox shows (Layout), the bwrap command line that builds it (wrap), and what code inside may see
-or write of the host (shown_inside, writable_inside).
+Inside: the system read-only (/etc without what only root may read); the workspace and --allow-path folders
+read-write but for git's metadata, ga's own code and the Python it runs on (git_meta.py) and HOME's start-up files
+(home_files.py); the interpreter, PATH's tools and GA_SANDBOX_READ read-only; HOME, /tmp, /var/tmp, /dev/shm and /run
+private and bounded; credential stores and shell histories hidden; GA_HOME absent but for its SOPs; its own pid
+namespace; no network unless GA_SANDBOX_NET=1; limits from sandbox_limits.py. In plan mode the writable folders are
+read-only too and there is no network. Root inside keeps uid 0 but no capability. Where this cannot be set up
+(sandbox_probe.py), code_run refuses to run. Here: the Layout, the bwrap command line (wrap), and what code inside
+may see or write of the host (shown_inside, writable_inside).
 """
 
 from __future__ import annotations

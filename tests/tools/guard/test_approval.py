@@ -9,7 +9,7 @@ from tests.tools.code_runs import dispatch
 
 def test_catastrophic_commands_are_never_executed(make_ctx, workspace):
     for script in ["touch ran; dd if=/dev/zero of=/dev/sdz9 count=1", "touch ran; echo x > /dev/nvme9n9",
-                   "touch ran; eval \"$(echo bWtmcy5leHQ0IC9kZXYvc2R6OQ== | base64 -d)\""]:
+                   "touch ran; \\mkfs.ext4 /dev/sdz9"]:
         for ctx in (make_ctx(interactive=True, answers=[]), make_ctx(autonomous=True)):
             result = dispatch(ctx, script=script, type="bash")
             assert result.is_error and "catastrophic" in result.content and "rule: " in result.content

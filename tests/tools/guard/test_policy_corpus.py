@@ -1,13 +1,13 @@
-"""The policy on its corpus (corpus.py): every dangerous command refused or asked, every everyday one allowed.
-Nothing runs here; bench/perf/code_run_bench.py runs the corpus through code_run, with and without the sandbox.
-Each corpus is one test that names every command it misjudges."""
+"""The policy on its corpus (corpus.py): every accident refused or asked, every everyday command allowed. Nothing runs
+here; bench/perf/code_run_bench.py runs the corpus through code_run, with and without the sandbox. Each corpus is one
+test that names every command it misjudges."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tests.tools.guard.corpus import ASK, BLOCK, DANGEROUS, EVERYDAY, REFUSE, assert_judged
-from tools.guard.shell_scan import ALLOW, check_script
+from tests.tools.guard.corpus import ACCIDENTS, ASK, BLOCK, EVERYDAY, REFUSE, assert_judged
+from tools.guard.policy import ALLOW, check_script
 
 HOME = Path("/home/alice")
 WORKSPACE = HOME / "project"
@@ -17,16 +17,16 @@ def decide(script: str, kind: str = "bash", home: Path = HOME, workspace: Path =
     return check_script(script, kind, workspace=workspace, home=home, ga_home=home / ".ga")
 
 
-def test_dangerous_commands_are_refused_or_asked():
-    assert len(DANGEROUS) >= 140
+def test_accidents_are_refused_or_asked():
+    assert len(ACCIDENTS) >= 150
     wanted = {REFUSE: "refuse", ASK: "ask", BLOCK: "refuse|ask"}
     for kind in ("bash", "python"):
-        cases = [(c.script, wanted[c.expect], c.rule) for c in DANGEROUS if c.kind == kind]
+        cases = [(c.script, wanted[c.expect], c.rule) for c in ACCIDENTS if c.kind == kind]
         assert_judged(cases, lambda s, kind=kind: decide(s, kind))
 
 
 def test_everyday_commands_are_allowed():
-    assert len(EVERYDAY) >= 90
+    assert len(EVERYDAY) >= 130
     for kind in ("bash", "python"):
         cases = [(c.script, ALLOW, "") for c in EVERYDAY if c.kind == kind]
         assert_judged(cases, lambda s, kind=kind: decide(s, kind))
@@ -63,17 +63,9 @@ def test_quoted_heredoc_written_to_a_file_is_data_but_an_unquoted_one_runs_subst
 def test_each_finding_names_the_command_that_raised_it():
     decision = decide("echo start\ngit reset --hard HEAD~1\necho done")
     assert decision.command == "git reset --hard HEAD~1"
-
-
-def test_a_script_file_is_checked_with_the_arguments_it_is_run_with(tmp_path):
-    """`bash run.sh in.log out.txt` reads run.sh with $1 and $2 bound: a write to "$2" is a write to out.txt, and the
-    same script run with a path outside the workspace asks."""
-    workspace = tmp_path / "project"
-    workspace.mkdir()
-    (workspace / "run.sh").write_text('export SRC="$1" OUT="$2"\ngrep -c x "${SRC}" > "${OUT}"\n')
-    check = lambda script: check_script(script, "bash", workspace=workspace, home=tmp_path, ga_home=tmp_path / ".ga")  # noqa: E731
-    assert check("bash run.sh in.log out.txt").verdict == ALLOW
-    assert check("bash run.sh in.log /etc/profile").verdict == "ask"
+    assert decide("sudo apt-get install -y jq").command == "sudo apt-get install -y jq"
+    decision = decide("rm -rf ~")
+    assert decision.reason and "rule: rm-home" in decision.message
 
 
 def test_a_cd_in_a_subshell_or_a_substitution_stays_there():
@@ -84,3 +76,4 @@ def test_a_cd_in_a_subshell_or_a_substitution_stays_there():
         assert decide(f"{prefix}\n{after}").verdict == ALLOW, prefix
     assert decide(f"cd {ga_home}/sop\n{after}").verdict == "ask"  # a cd in the script itself does move it
     assert decide(f"(cd {ga_home}/sop; {after})").verdict == "ask"  # and inside the subshell, there
+    assert decide('cd "$DIR" && rm -rf *').verdict == ALLOW  # a folder only run time knows: the sandbox's job

@@ -3,6 +3,7 @@ no network by default. Destructive attempts happen inside the sandbox only and a
 
 from __future__ import annotations
 
+import base64
 import os
 import shutil
 import subprocess
@@ -274,3 +275,21 @@ def test_a_bwrap_that_cannot_build_the_sandbox_refuses_to_run(make_ctx, monkeypa
     result = dispatch(make_ctx(sandbox=True), script="open('ran', 'w')")
     assert result.is_error and "cannot hold" in result.content and "No permissions" in result.content
     assert not (workspace / "ran").exists()
+
+
+@needs_bwrap
+def test_determined_forms_the_policy_lets_through_reach_nothing_of_the_host(make_ctx, outside_tmp):
+    """eval, base64, $IFS, a variable, another interpreter's one-liner, Python's getattr: the policy does not follow
+    them (corpus.DETERMINED); in the sandbox they delete only what it shows, and a folder of the host is not there."""
+    canary = outside_tmp / "keep"
+    canary.mkdir()
+    (canary / "file.txt").write_text("keep\n")
+    encoded = base64.b64encode(f"rm -rf {canary}".encode()).decode()
+    scripts = [("bash", f'eval "r""m -rf {canary}"'), ("bash", f"echo {encoded} | base64 -d | sh"),
+               ("bash", f"rm${{IFS}}-rf${{IFS}}{canary}"), ("bash", f"R=rm; $R -rf {canary}"),
+               ("bash", f"perl -e 'use File::Path; rmtree(\"{canary}\")'"),
+               ("python", f"import shutil\ngetattr(shutil, 'rm' + 'tree')({str(canary)!r})")]
+    for kind, script in scripts:
+        result = dispatch(make_ctx(sandbox=True), script=script, type=kind)
+        assert "rule: " not in result.content and result.details.get("sandbox") is True, (script, result.content)
+        assert (canary / "file.txt").read_text() == "keep\n", script

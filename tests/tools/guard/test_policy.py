@@ -1,0 +1,73 @@
+"""The command policy's edges: the folder a script runs in, `~user`, and text it must survive (any text gets a
+decision; a character tree-sitter-bash trips on does not crash the process)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from tools.guard.policy import ALLOW, ASK, REFUSE, check_script
+
+HOME = Path("/home/alice")
+WORKSPACE = HOME / "project"
+
+
+def decide(script: str, kind: str = "bash", cwd: Path | None = None):
+    return check_script(script, kind, workspace=WORKSPACE, home=HOME, cwd=cwd)
+
+
+def test_cwd_is_taken_into_account():
+    sub = WORKSPACE / "sub"
+    assert decide("rm -rf ..", cwd=sub).verdict == REFUSE
+    assert decide("rm -rf old", cwd=sub).verdict == ALLOW
+
+
+def test_tilde_user_is_that_users_home():
+    assert decide("rm -rf ~root").rule == ("rm-home" if os.path.expanduser("~root") == str(HOME) else "rm-root")
+    assert decide("rm -rf ~no-such-user-ga/x").verdict == ALLOW  # an unknown user: a literal folder
+
+
+@pytest.mark.skipif(os.path.expanduser("~daemon") in ("~daemon", "/"), reason="no daemon user")
+def test_tilde_user_is_placed_in_that_users_home():
+    decision = decide("rm -rf ~daemon/x")
+    assert (decision.verdict, decision.rule) == (ASK, "delete-outside-workspace"), decision
+    assert os.path.expanduser("~daemon/x") in decision.reason
+
+
+_PIECES = ["rm", "-rf", "~", "/", "$HOME", "${X:-y}", "$(", ")", "`", "'", '"', "{", "}", "(", ";", "&&", "|", "&",
+           "<<EOF\n", "\nEOF\n", "<<<", ">", "2>&1", "<(", ">(", "$((", "))", "[[", "]]", "case", "in", "esac", ";;",
+           "for", "do", "done", "f()", "{a,b}", "{1..3}", "\\", "\n", "eval", "bash", "-c", "git", "sudo", "env",
+           "command", "\"$@\"", "set", "--", "$'\\x72'", "cd", "..", "find", "-exec", "-delete", "curl", "sh", "dd",
+           "of=/dev/sda", "mv", "cp", "sed", "-i", "crontab", "kill", "-1", "#", "*"]
+"""Pieces of bash, glued or apart, for scripts a parser and a policy must survive."""
+
+
+@settings(max_examples=300, deadline=None)
+@example("rm ~\x00")
+@example("cd")
+@given(st.builds(str.join, st.sampled_from(["", " "]), st.lists(st.sampled_from(_PIECES), max_size=30)) |
+       st.text(max_size=80))
+def test_any_text_gets_a_decision_never_an_error(script):
+    assert decide(script).verdict in (ALLOW, ASK, REFUSE)
+    assert decide(f"import os\nos.remove({script!r})", "python").verdict in (ALLOW, ASK, REFUSE)
+    assert decide(script, "python").verdict in (ALLOW, ASK, REFUSE)
+
+
+def test_a_character_tree_sitter_bash_trips_on_does_not_crash_the_run():
+    """tree-sitter-bash 0.25.1 reads past a table on `{` followed by a character above U+00FF and can kill the
+    process (its issue 337; seen here about 2 runs in 3): the policy must parse such scripts safely."""
+    code = ("from tools.guard.policy import parse\n"
+            "for s in ['{\\U000d34c5', 'x{1..\\U000f0000}', 'echo {\\U00031860}']:\n"
+            "    for _ in range(10000):\n"
+            "        parse(s)\n")
+    for _ in range(3):
+        done = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).parents[3], capture_output=True,
+                              timeout=120, check=False)
+        assert done.returncode == 0, done.stderr[-800:]
+    assert decide("rm -rf {\U000d34c5,~} ~").rule == "rm-home"
