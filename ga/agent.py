@@ -118,9 +118,6 @@ class Agent:
             self.context.observe(reply.usage.prompt_tokens)
         self.turns += 1
         self.usage.add(reply.usage)
-        if reply.resampled:  # replies that repeated the last calls, asked again (ga/model/resample.py)
-            self.usage.add(reply.resampled)
-            self.run.append({"type": "notice", "kind": "resampled", "requests": reply.resampled.requests})
         self.run.state.update(turns=self.turns, usage=asdict(self.usage))  # for `runs`, saved with the next step
         self.ui.usage(self.usage)
         return reply

@@ -45,18 +45,15 @@ class Reply:
     usage: Usage = field(default_factory=Usage)
     estimated_usage: bool = False
     """True when the server reported no usage and the counts are estimates."""
-    resampled: Usage | None = None
-    """What replies asked again before this one cost (ga/model/resample.py): they repeated the last calls."""
     reasoning: str = ""
     """A reasoning model's thinking (ga/model/reasoning.py): kept in the trajectory, never in `content`."""
 
 
 class Model(Protocol):
     def complete(self, messages: list[dict], tools: list[dict], on_text: Callable[[str], None] | None = None,
-                 *, deadline: float | None = None, temperature: float | None = None) -> Reply:
+                 *, deadline: float | None = None) -> Reply:
         """One Chat Completions request (retried as a whole on transient failures). `deadline` (time.monotonic())
-        is when the run must stop: the request ends by then, raising LimitReached. `temperature`: sent instead of
-        the server's own (None: none sent)."""
+        is when the run must stop: the request ends by then, raising LimitReached."""
         ...
 
     def context_window(self) -> int | None:

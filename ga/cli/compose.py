@@ -280,10 +280,6 @@ def build_agent(run: Run, settings: Settings, ui: Heartbeat, *, answer: str | No
         from ga.model.text_actions import TextActions
 
         model = TextActions(model)
-    if behaviour.resample_temperatures:
-        from ga.model.resample import Resampling
-
-        model = Resampling(model, behaviour.resample_temperatures, on_retry=ui.retry)
     floors = {"file_read": {"count": behaviour.min_read_lines}} if behaviour.min_read_lines else None
     dispatcher = Dispatcher(load_tools(), drop_echoed=behaviour.drop_echoed_arguments,
                             repairs=behaviour.tool_repairs, floors=floors)

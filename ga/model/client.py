@@ -69,7 +69,7 @@ class OpenAIModel:
         return self.exchange.retried
 
     def complete(self, messages: list[dict], tools: list[dict], on_text: Callable[[str], None] | None = None,
-                 *, deadline: float | None = None, temperature: float | None = None) -> Reply:
+                 *, deadline: float | None = None) -> Reply:
         """One reply; `deadline` (time.monotonic()) is the run's end. The SDK retries what failed before the reply
         began; a reply broken after it began (a stream cut short, a body that is no reply) is asked for again, up
         to GA_RETRIES times. With streaming, text that reached on_text before it broke comes again (the on_retry
@@ -79,7 +79,7 @@ class OpenAIModel:
             self.exchange.begin(deadline)
             self.began = False
             try:
-                reply = self._request(messages, tools, on_text, temperature)
+                reply = self._request(messages, tools, on_text)
                 self.exchange.replied = True
                 return reply
             except openai.APIStatusError as err:
@@ -98,13 +98,9 @@ class OpenAIModel:
                 if self.on_retry:
                     self.on_retry(f"{self._broken(err)}; asking again (retry {broken} of {self.settings.retries})")
 
-    def _request(self, messages: list[dict], tools: list[dict], on_text: Callable[[str], None] | None,
-                 temperature: float | None = None) -> Reply:
+    def _request(self, messages: list[dict], tools: list[dict], on_text: Callable[[str], None] | None) -> Reply:
         builder = ReplyBuilder(on_text, self.model_settings)
-        arguments = self._arguments(messages, tools)
-        if temperature is not None:  # a reply asked again (ga/model/resample.py): seeded, so a rerun gets the same
-            arguments.update(temperature=temperature, seed=len(messages))
-        raw = self.client.chat.completions.with_raw_response.create(**arguments)
+        raw = self.client.chat.completions.with_raw_response.create(**self._arguments(messages, tools))
         self.began = True  # from here on a failure breaks a reply that began: the SDK retries none of it
         if "html" in raw.headers.get("content-type", "") and not self.exchange.replied:  # a web page, even with 200
             try:
@@ -123,7 +119,7 @@ class OpenAIModel:
             if builder.chunks == 0:  # a server that ignores stream=true and answers with plain JSON
                 self.streaming = False
                 log.info("server sent no stream events; sending requests without streaming")
-                return self._request(messages, tools, on_text, temperature)
+                return self._request(messages, tools, on_text)
         else:
             builder.add_completion(response)
         return builder.build(messages, tools)

@@ -69,10 +69,6 @@ class ModelSettings:
     action_format: str = "tools"
     """How the model acts: "tools", native tool calls with the tools' schemas; "bash", one fenced shell block per
     reply run by code_run, no schemas sent (ga/model/text_actions.py), for models weak at choosing tools."""
-    resample_temperatures: tuple[float, ...] = ()
-    """A reply that repeats the last turn's calls exactly is asked again at each of these temperatures in turn, until
-    one does something else (ga/model/resample.py). A small model at temperature 0 repeats a failing or finished step
-    until the run's limits, whatever the hints say. Off (empty) for a capable model, whose repeats are deliberate."""
     whole_sops: bool = False
     """The SOPs listed for a task are shown whole (up to a few hundred tokens each), not only named: a small model
     follows a usage line it can see, and seldom opens a file to find one. Short ones are shown whole to every model."""
@@ -107,8 +103,7 @@ ACTION_FORMATS = ("tools", "bash")
 
 def _settings(name: str, entry: dict) -> ModelSettings:
     known = {f.name for f in dataclasses.fields(ModelSettings)} - {"name"}
-    return _checked(ModelSettings(name=name, **{k: tuple(v) if isinstance(v, list) else v for k, v in entry.items()
-                                                if k in known}))
+    return _checked(ModelSettings(name=name, **{k: v for k, v in entry.items() if k in known}))
 
 
 def _checked(found: ModelSettings) -> ModelSettings:
@@ -128,12 +123,10 @@ def _overrides(force: str, text: str) -> dict:
             raise ConfigError(f"{FORCE_ENV}={force!r}: {item.strip()!r} is not FIELD=VALUE with a field of "
                               f"{ENTRIES.name} (fields: {', '.join(sorted(set(fields) - {'name'}))})")
         try:
-            found[key] = tuple(tomllib.loads(f"v = {v}")["v"] for v in value.split("/") if v) \
-                if fields[key].startswith("tuple") else \
-                tomllib.loads(f"v = {value.lower() if value.lower() in ('true', 'false') else value}")["v"]
+            found[key] = tomllib.loads(f"v = {value.lower() if value.lower() in ('true', 'false') else value}")["v"]
         except tomllib.TOMLDecodeError:
             if fields[key] != "str":
-                raise ConfigError(f"{FORCE_ENV}={force!r}: {value!r} is not a value for {key} (true, false, a "
-                                  "number, or numbers as 0.7/1.0)") from None
+                raise ConfigError(f"{FORCE_ENV}={force!r}: {value!r} is not a value for {key} (true, false or a "
+                                  "number)") from None
             found[key] = value
     return found

@@ -64,11 +64,11 @@ class TextActions:
         return self.model.context_window()
 
     def complete(self, messages: list[dict], tools: list[dict], on_text: Callable[[str], None] | None = None,
-                 *, deadline: float | None = None, temperature: float | None = None) -> Reply:
+                 *, deadline: float | None = None) -> Reply:
         known = {t["function"]["name"] for t in tools if "function" in t}
         self._place_note(messages)
         sent = [self._render(m, first=i == 0) for i, m in enumerate(messages)]
-        reply = self.model.complete(sent, [], on_text, deadline=deadline, temperature=temperature)
+        reply = self.model.complete(sent, [], on_text, deadline=deadline)
         if tools and not reply.tool_calls and reply.finish_reason not in ("length", "content_filter", "repetition"):
             acted = any(m["role"] == "assistant" and m.get("tool_calls") for m in messages)
             self._act(reply, known, comments=not acted)
