@@ -208,11 +208,3 @@ def relevant(skills: list[Skill], task: str, *, home: Path | None = None, floor:
         return []
     found = ranker_for(active, home).rank(task, floor=MIN_EVIDENCE if floor is None else floor, limit=limit)
     return [(active[m.index], m) for m in found]
-
-
-def similarity(a: str, b: str) -> float:
-    """Cosine of the two texts' token counts (0..1): how much one SOP says what another says."""
-    ca, cb = Counter(tokenize(a)), Counter(tokenize(b))
-    dot = sum(v * cb[t] for t, v in ca.items())
-    norm = math.sqrt(sum(v * v for v in ca.values())) * math.sqrt(sum(v * v for v in cb.values()))
-    return dot / norm if norm else 0.0
