@@ -29,6 +29,7 @@ from memory.index import imported, refresh
 from memory.learn import snapshot
 from memory.learn.extract import Replayer, extract
 from memory.learn.learnt import save_learnt
+from memory.learn.outputs import mark_call
 from memory.learn.script import resolved
 from sop import ledger, store
 from sop.library import SEEDED_MARK, archive, load, save
@@ -81,9 +82,12 @@ def before(tool: str, args: dict, state: dict, *, settings: Settings, run_dir: P
         mem["snapshot"] = snapshot.take(settings.workdir, run_dir) or "ok"
     if tool != "code_run":
         return []
-    names = list(dict.fromkeys(ran_scripts(str(args.get("script", "")), store.sop_dir(settings.home))))
+    code, sop_dir = str(args.get("script", "")), store.sop_dir(settings.home)
+    names = list(dict.fromkeys(ran_scripts(code, sop_dir)))
     for name in names:
         mem.setdefault("used", {}).setdefault(name, True)
+    if names:  # it may write only what its run wrote (code_run reads this)
+        mark_call(code, names, sop_dir, state, settings.workdir / str(args.get("cwd") or "."))
     return names
 
 

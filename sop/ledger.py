@@ -17,7 +17,7 @@ MAX_RUNS = 10
 MAX_KEYWORDS = 24
 COUNTERS = ("uses", "successes", "failures", "failures_in_a_row")
 LEDGER_KEYS = (*COUNTERS, "source", "runs", "status", "verified", "script", "script_hash", "script_sha256", "usage",
-               "last_success", "last_failure", "created", "updated", "learnt_in")
+               "last_success", "last_failure", "created", "updated", "learnt_in", "writes")
 """What ga alone writes: a SKILL.md imported or written by the model may claim them (`source: learnt`,
 `successes: 14`, a `usage` to run unasked); fresh() drops them and stamp() sets them anew."""
 

@@ -194,6 +194,9 @@ def error(message: str, **details: object) -> ToolResult:
     return ToolResult(content=message, details=dict(details), is_error=True)
 
 
+LEARNT_CALL = "learnt_call"
+"""ctx.state's note, set before a code_run that runs learnt scripts (memory/learn/outputs.py): the script, the SOPs'
+names and the paths they may write; code_run runs it with the workspace read-only but for those."""
 RECENT_RESULTS = "recent_results"
 """ctx.state's last few results that are ga's own text (statuses, errors, code_run's framing), newest last:
 file_write refuses to put one into a file. Not the world's text: file_read's files, pages, the user's answers."""

@@ -14,6 +14,7 @@ from pathlib import Path
 from ga.tooling.redact import MARK
 from memory.guard import scrub
 from memory.learn.extract import Extraction
+from memory.learn.outputs import writes_of
 from sop import ledger, store
 from sop.library import Library, load, save
 from sop.skill import MAX_DESCRIPTION, Skill
@@ -65,7 +66,8 @@ def save_learnt(extraction: Extraction, *, home: Path, skills_path: list[Path], 
                       metadata=dict(old.metadata) if old is not None else {})
         skill.metadata.update(script=f"{SCRIPTS}/{extraction.script.entry}", script_hash=mark,
                               script_sha256=ledger.scripts_digest(extraction.script.files),
-                              verified=extraction.verified, usage=extraction.script.command(SCRIPTS))
+                              verified=extraction.verified, usage=extraction.script.command(SCRIPTS),
+                              writes=writes_of(extraction))
         if workspace is not None:  # where it was learnt: said when learnt, kept for `memory show`
             skill.metadata.setdefault("learnt_in", str(workspace))
         skill.metadata = ledger.stamp(skill.metadata, run_id=run_id, source="learnt", keywords=words)

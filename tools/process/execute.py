@@ -20,7 +20,7 @@ from ga.tooling.boundary import check_env
 from ga.tooling.spec import ToolContext, ToolResult
 from tools.guard import escape, git_meta, home_files, sandbox, sandbox_ports
 from tools.guard.approval import script_cwd
-from tools.process import DEFAULT_TIMEOUT, MAX_TIMEOUT, box, environment, hints, lifetime, runner, written
+from tools.process import DEFAULT_TIMEOUT, MAX_TIMEOUT, box, environment, hints, learnt, lifetime, runner, written
 
 TAIL_CHARS = 50_000
 TAIL_LINES = 2_000
@@ -78,12 +78,15 @@ def _run(args: dict, ctx: ToolContext) -> ToolResult:
     env = environment.child_env(dict(os.environ), **{lifetime.MARKER: marker})
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(cwd), env.get("PYTHONPATH", "")]))
     log_path = ctx.run_dir / "outputs" / f"{ctx.call_id or marker.rpartition('/')[2]}.log"
-    started_ns = time.time_ns()
-    with _script_command(args["script"], kind) as (command, files), check_env.watched(ctx.check, env, cwd) as check:
+    started_ns, note = time.time_ns(), learnt.take(args, ctx)
+    with _script_command(args["script"], kind) as (command, files), check_env.watched(ctx.check, env, cwd) as check, \
+            learnt.outputs(note, ctx) as outputs:
         result = _execute(command, [*files, *check.shown], args, ctx, cwd=cwd, env=check.env, timeout=timeout,
-                          log_path=log_path, writable=check.writable)
+                          log_path=log_path, writable=[*check.writable, *outputs], confined=note is not None)
         if ctx.check:
             result.details["imported"] = check.imported()
+    if note is not None and result.details.get("sandbox"):
+        result.content += learnt.said(note)
     for temporary in files:  # the same script failing the same way says the same thing, whatever its temp name
         for path in (str(temporary), f"/tmp/{temporary.name}"):  # the run's box runs it from its own /tmp
             result.content = result.content.replace(path, SCRIPT_NAME)
@@ -98,7 +101,7 @@ def _run(args: dict, ctx: ToolContext) -> ToolResult:
 
 
 def _execute(command: list[str], files: list[Path], args: dict, ctx: ToolContext, *, cwd: Path,
-             env: dict[str, str], timeout: int, log_path: Path, writable: list[Path]) -> ToolResult:
+             env: dict[str, str], timeout: int, log_path: Path, writable: list[Path], confined: bool) -> ToolResult:
     """Run the script's command: outside the sandbox, or in it (and outside too when the user lets it)."""
     processes = ctx.resources["processes"]
     capture = runner.OutputCapture(log_path, TAIL_CHARS, ctx.ui.live)
@@ -107,7 +110,7 @@ def _execute(command: list[str], files: list[Path], args: dict, ctx: ToolContext
         outcome = runner.run(processes.contain(command), cwd=cwd, env=env, timeout=timeout, capture=capture)
         return _result(args, outcome, capture, ctx, timeout=timeout, network=True)
     layout, outcome, disarmed, moved = _sandboxed(command, files, ctx, cwd=cwd, env=env, timeout=timeout,
-                                                  capture=capture, writable=writable)
+                                                  capture=capture, writable=writable, confined=confined)
     result = _result(args, outcome, capture, ctx, timeout=timeout, network=layout.network)
     if disarmed:
         result.content += ("\nnote: git metadata this command wrote would have run code on the host at the "
@@ -150,8 +153,9 @@ def _run_outside(args: dict, ctx: ToolContext, why: str, result: ToolResult) -> 
 
 def _sandboxed(command: list[str], files: list[Path], ctx: ToolContext, *, cwd: Path, env: dict[str, str],
                timeout: int, capture: runner.OutputCapture,
-               writable: list[Path]) -> tuple[sandbox.Layout, runner.Outcome, list[str], list[str]]:
-    """Run in the sandbox, git metadata of the workspace read-only; after it, what it wrote there is disarmed."""
+               writable: list[Path], confined: bool) -> tuple[sandbox.Layout, runner.Outcome, list[str], list[str]]:
+    """Run in the sandbox, git metadata of the workspace read-only; after it, what it wrote there is disarmed.
+    `confined` (a learnt script, tools/process/learnt.py): the workspace read-only but for `writable`, offline."""
     processes = ctx.resources["processes"]
     guard = ctx.resources.setdefault("git-guard", git_meta.GitGuard(home=Path.home()))
     roots = [ctx.workspace, *ctx.settings.allow_paths]
@@ -159,9 +163,9 @@ def _sandboxed(command: list[str], files: list[Path], ctx: ToolContext, *, cwd: 
     home = home_files.HomeGuard(home=Path.home())
     home.before(roots)
     layout = sandbox.layout_for(ctx.workspace, ctx.settings.home, ctx.settings.allow_paths, kept=kept,
-                                read_only=ctx.settings.mode == "plan", offline=not ctx.network)
+                                read_only=ctx.settings.mode == "plan" or confined, offline=not ctx.network)
     ports = () if layout.network or layout.read_only else sandbox_ports.ports_from()  # GA_SANDBOX_PORTS
-    if not ctx.check and not writable:  # the run's box: what the command leaves running lives until the run ends
+    if not ctx.check and not writable and not confined:  # the run's box: what the command leaves running lives on
         client = _box(ctx, layout, ports, env).command(command, cwd=cwd, env=env, files=files)
         try:
             outcome = runner.run(processes.contain(client, layout.limits.procs), cwd=cwd, env=env, timeout=timeout,
