@@ -68,13 +68,16 @@ class _Trial:
         self.deadline = time.monotonic() + BUDGET
 
     def constant(self, script: Script, values: list[str]) -> bool:
-        """Whether the script, run on the inputs with their content changed (digits shifted, else a line added),
-        makes the very outputs it made on the real ones: it does not depend on its input (the run typed, or wrote
-        what the task named). A replay that fails on the changed input proves nothing either way."""
-        return self.reproduces(script, values, mutate=True)
+        """Whether the script, run on the inputs with their content changed each way (every digit shifted; every line
+        but the first repeated), makes the very outputs it made on the real ones: it does not depend on its input
+        (the run typed, or wrote what the task named). A count of matching rows ignores the digits, a maximum the
+        repeats: one change that shows a difference is enough. A replay that fails proves nothing either way."""
+        found = [self.reproduces(script, values, mutate=how) for how in ("digits", "lines")]
+        return any(found) and False not in found
 
     def reproduces(self, script: Script, values: list[str] | None = None, check: str = "", *,
-                   mutate: bool = False) -> bool:
+                   mutate: str = "") -> bool | None:
+        """Whether the script makes the run's outputs (`mutate`: on inputs changed so; None: nothing to change)."""
         if time.monotonic() >= self.deadline:
             return False
         root = Path(tempfile.mkdtemp(prefix="ga-learn-"))
@@ -85,8 +88,8 @@ class _Trial:
                 (self.staging / name).write_text(text, encoding="utf-8")
             snapshot.copy(self.before, root / "ws")
             made = {rel for rel, how in self.outputs.items() if how == "created"}
-            if mutate and not _changed_inputs(root / "ws", made | self.ignore):
-                return False
+            if mutate and not _changed_inputs(root / "ws", made | self.ignore, mutate):
+                return None
             timeout = max(1.0, min(REPLAY_TIMEOUT, self.deadline - time.monotonic()))
             ok, output = self.replayer.run(script.command(str(self.staging), values), root, "ws", timeout)
             if not ok or snapshot.same(self.outputs, self.workspace, root / "ws"):
@@ -152,21 +155,25 @@ def extract(*, task: str, events: list[dict], workspace: Path, run_dir: Path, an
                       outputs=sorted(outputs))
 
 
-def _changed_inputs(root: Path, outputs: set[str]) -> bool:
-    """Change the content of the workspace copy's text files (all but those the run created): every digit shifted by one
-    (`10.50` -> `21.61`), or, where no file holds a digit, each file's last line repeated. False: nothing to change."""
+def _changed_inputs(root: Path, outputs: set[str], how: str) -> bool:
+    """Change the content of the workspace copy's text files (all but those the run created): `digits`, every digit
+    shifted by one (`10.50` -> `21.61`); `lines`, every line but the first (a header) repeated, a one-line file's
+    line too. False: nothing to change."""
     texts = {}
     for rel in snapshot.files(root):
         if rel not in outputs:
             with contextlib.suppress(OSError, UnicodeDecodeError):
                 texts[rel] = (root / rel).read_text(encoding="utf-8")
-    shift = any(re.search(r"\d", t) for t in texts.values())
-    for rel, text in texts.items():
-        lines = text.splitlines(keepends=True)
-        new = re.sub(r"\d", lambda m: str((int(m[0]) + 1) % 10), text) if shift else \
-            text + ("" if text.endswith("\n") or not text else "\n") + (lines[-1] if lines else "x\n")
-        (root / rel).write_text(new, encoding="utf-8")
-    return bool(texts)
+    if how == "digits":
+        texts = {rel: re.sub(r"\d", lambda m: str((int(m[0]) + 1) % 10), t) for rel, t in texts.items()}
+    else:
+        texts = {rel: "".join(lines[:1] + [line if line.endswith("\n") else line + "\n" for line in lines[1:]
+                                           for _ in (0, 1)] if len(lines) > 1 else [t.rstrip("\n") + "\n"] * 2)
+                 for rel, t in texts.items() if (lines := t.splitlines(keepends=True))}
+    changed = {rel: t for rel, t in texts.items() if t != (root / rel).read_text(encoding="utf-8")}
+    for rel, text in changed.items():
+        (root / rel).write_text(text, encoding="utf-8")
+    return bool(changed)
 
 
 def answer_values(answer: str, task: str) -> list[str]:

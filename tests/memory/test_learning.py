@@ -356,3 +356,16 @@ def test_a_script_whose_outputs_do_not_depend_on_its_input_is_not_learnt_without
              {"content": "Done: sorted.txt is written."}]
     proc, _ = run_ga(steps, home, workspace, task)
     assert proc.returncode == 0 and len(learnt(home)) == 1, proc.stderr
+
+
+def test_a_count_of_matching_rows_is_learnt_though_shifting_its_digits_changes_nothing(home, workspace):
+    """The learning run's count-csv-rows: `grep -c`, then the count typed. Shifting the input's digits leaves the count
+    as it was; repeating its rows does not, so the script depends on its input and is learnt."""
+    (workspace / "orders.csv").write_text("id,status\n1,shipped\n2,cancelled\n3,shipped\n")
+    task = "How many rows of `orders.csv` have `shipped` in the `status` column? Write the number into `shipped.txt`."
+    steps = [{"tool_calls": [tool_call("code_run", type="bash", script='grep -c "shipped" orders.csv')]},
+             {"tool_calls": [tool_call("code_run", type="bash", script="echo 2 > shipped.txt")]},
+             {"content": "Done: shipped.txt holds 2."}]
+    proc, _ = run_ga(steps, home, workspace, task)
+    assert proc.returncode == 0 and (workspace / "shipped.txt").read_text() == "2\n", proc.stderr
+    assert "a constant" not in proc.stderr and len(learnt(home)) == 1, proc.stderr
