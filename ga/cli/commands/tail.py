@@ -97,4 +97,6 @@ def _follow(folder: Path, detached: bool, source: Follower) -> int:
     if status == "crashed":
         print(f"ga: run {folder.name} crashed (its process is gone): resume with {invocation()} --resume "
               f"{folder.name}", file=sys.stderr)
+    elif status == "paused":  # what a paused run waits for, with its own id
+        print(f"answer with: {invocation()} answer {folder.name} \"...\"", file=sys.stderr)
     return EXIT_CODES.get(status, 1)

@@ -6,6 +6,7 @@ import json
 import re
 
 from tests.ga.cli.test_cli import ga, wait_for
+from tests.scripted import ScriptedServer, tool_call
 
 DEAD = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "k", "GA_MODEL": "m"}
 """The discard port: nothing answers there."""
@@ -227,3 +228,15 @@ def test_a_plan_run_does_not_end_with_not_verified_over_an_expected_refusal(tmp_
         proc = ga(["plan the change", "--plan"], server, home, workspace)
     assert proc.returncode == 0 and "The plan" in proc.stdout, proc.stderr
     assert "not verified" not in proc.stderr
+
+
+def test_tail_of_a_paused_run_ends_with_the_answer_command_and_its_own_id(tmp_path):
+    home, workspace = tmp_path / "home", tmp_path / "work"
+    workspace.mkdir()
+    with ScriptedServer([{"tool_calls": [tool_call("ask_user", question="Which file?")]}]) as server:
+        paused = ga(["do a thing", "--autonomous"], server, home, workspace)
+    assert paused.returncode == 3, paused.stderr
+    (run_id,) = [p.name for p in (home / "runs").iterdir()]
+    tail = ga(["tail", run_id], None, home, workspace)
+    assert tail.returncode == 3 and "The agent asks: Which file?" in tail.stdout
+    assert tail.stderr.strip().endswith(f'answer {run_id} "..."'), tail.stderr
