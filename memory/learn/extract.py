@@ -68,10 +68,9 @@ class _Trial:
         self.deadline = time.monotonic() + BUDGET
 
     def constant(self, script: Script, values: list[str]) -> bool:
-        """Whether the script, run on the inputs with their content changed each way (every digit shifted; every line
-        but the first repeated), makes the very outputs it made on the real ones: it does not depend on its input
-        (the run typed, or wrote what the task named). A count of matching rows ignores the digits, a maximum the
-        repeats: one change that shows a difference is enough. A replay that fails proves nothing either way."""
+        """Whether the script makes the very outputs it made with its inputs changed each way (_changed_inputs): it
+        does not depend on them (the run typed, or wrote what the task named). A count of matching rows ignores the
+        digits, a maximum the repeats: one difference is enough. A replay that fails proves nothing either way."""
         found = [self.reproduces(script, values, mutate=how) for how in ("digits", "lines")]
         return any(found) and False not in found
 
@@ -156,24 +155,19 @@ def extract(*, task: str, events: list[dict], workspace: Path, run_dir: Path, an
 
 
 def _changed_inputs(root: Path, outputs: set[str], how: str) -> bool:
-    """Change the content of the workspace copy's text files (all but those the run created): `digits`, every digit
-    shifted by one (`10.50` -> `21.61`); `lines`, every line but the first (a header) repeated, a one-line file's
-    line too. False: nothing to change."""
-    texts = {}
-    for rel in snapshot.files(root):
-        if rel not in outputs:
-            with contextlib.suppress(OSError, UnicodeDecodeError):
-                texts[rel] = (root / rel).read_text(encoding="utf-8")
-    if how == "digits":
-        texts = {rel: re.sub(r"\d", lambda m: str((int(m[0]) + 1) % 10), t) for rel, t in texts.items()}
-    else:
-        texts = {rel: "".join(lines[:1] + [line if line.endswith("\n") else line + "\n" for line in lines[1:]
-                                           for _ in (0, 1)] if len(lines) > 1 else [t.rstrip("\n") + "\n"] * 2)
-                 for rel, t in texts.items() if (lines := t.splitlines(keepends=True))}
-    changed = {rel: t for rel, t in texts.items() if t != (root / rel).read_text(encoding="utf-8")}
-    for rel, text in changed.items():
-        (root / rel).write_text(text, encoding="utf-8")
-    return bool(changed)
+    """The workspace copy's text files (but those the run created) changed `how`: `digits`, each shifted by one
+    (`10.50` -> `21.61`); `lines`, each line after the first (a header) twice. False: nothing changed."""
+    changed = False
+    for rel in sorted(set(snapshot.files(root)) - outputs):
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            text = (root / rel).read_text(encoding="utf-8")
+            rows = text.splitlines()
+            new = re.sub(r"\d", lambda m: str((int(m[0]) + 1) % 10), text) if how == "digits" else \
+                "\n".join(rows[:1] * (len(rows) > 1) + [x for x in rows[len(rows) > 1:] for _ in (0, 1)]) + "\n"
+            if rows and new != text:
+                (root / rel).write_text(new, encoding="utf-8")
+                changed = True
+    return changed
 
 
 def answer_values(answer: str, task: str) -> list[str]:
