@@ -8,6 +8,8 @@ import shlex
 
 import pytest
 
+from ga.tooling.spec import LEARNT_CALL
+from memory.learn.outputs import mark_call
 from memory.learn.script import resolved
 from sop.skill import read
 from tests.memory.helpers import SUM, TASK, memory_events, payments, run_ga, sop_names
@@ -65,3 +67,20 @@ def test_an_output_the_script_did_not_write_is_not_left_behind_empty(home, tmp_p
     run_ga(steps, home, other, "Sum the amount column of payments.csv into out/total.txt.")
     assert sorted(p.name for p in other.iterdir()) == [], list(other.iterdir())
     assert json.dumps(memory_events(home))  # the runs finished and were read by memory
+
+
+def test_only_ga_s_own_learnt_scripts_are_confined(tmp_path):
+    """An imported or hand-written skill's script is a command like any other: no note for code_run."""
+    sop_dir = tmp_path / "sop"
+    (sop_dir / "csv-tool" / "scripts").mkdir(parents=True)
+    (sop_dir / "csv-tool" / "SKILL.md").write_text("---\nname: csv-tool\ndescription: A tool.\nmetadata:\n"
+                                                    "  script: scripts/run.sh\n  writes: OUT\n---\nRun it.\n")
+    state: dict = {}
+    code = f"bash {sop_dir}/csv-tool/scripts/run.sh a.csv out.txt"
+    mark_call(code, ["csv-tool"], sop_dir, state, tmp_path)
+    assert LEARNT_CALL not in state
+    text = (sop_dir / "csv-tool" / "SKILL.md").read_text().replace("  script:", "  source: learnt\n  usage: bash "
+                                                                   "scripts/run.sh IN OUT\n  script:")
+    (sop_dir / "csv-tool" / "SKILL.md").write_text(text)
+    mark_call(code, ["csv-tool"], sop_dir, state, tmp_path)
+    assert state[LEARNT_CALL]["writes"] == [[str(tmp_path / "out.txt"), False]], state

@@ -31,9 +31,9 @@ def outputs(note: dict | None, ctx: ToolContext) -> Iterator[list[Path]]:
             continue
         if path == ctx.workspace.resolve():
             continue
-        made += [p for p in [*reversed((path if folder else path.parent).parents), path if folder else path.parent]
-                 if not p.exists()]
-        (path if folder else path.parent).mkdir(parents=True, exist_ok=True)
+        base = path if folder else path.parent
+        made += [p for p in [*reversed(base.parents), base] if not p.exists()]
+        base.mkdir(parents=True, exist_ok=True)
         if not folder and not path.exists():
             path.touch()
             made.append(path)
