@@ -22,7 +22,7 @@ from ga.runs.mailbox import Inbox
 from ga.tooling.budget import SHOWN_RESULTS
 from ga.tooling.deferral import Deferral
 from ga.tooling.dispatch import Dispatcher, cap
-from ga.tooling.effects import changed_since, fingerprint
+from ga.tooling.effects import changed_since, fingerprint, named_outputs, unwritten
 from ga.tooling.human import AWAITED, WaitingForAnswer, answer_result, ask, candidates_of
 from ga.tooling.permissions import SideEffect
 from ga.tooling.spec import ToolContext, ToolResult, error, ran
@@ -73,6 +73,7 @@ class Agent:
         if self.fresh:  # listed once, when the run starts: the first message is recorded, a resume sends it again
             self.see(run.state["task"])
             run.state["workspace_print"] = fingerprint(self.settings.workdir)  # what an answer's claims meet
+            run.state["named_outputs"] = named_outputs(run.state["task"], self.settings.workdir)
             listing = self.memory.task_listing(run.state["task"]) if self.memory else ""
             project = agents_md.for_run(self.settings.workdir, self.settings.home, run.state, self.ui)  # and says so
             files = workspace.preview(self.settings.workdir) if self.model_settings.workspace_preview else ""
@@ -199,8 +200,10 @@ class Agent:
         """The model's final answer: done, unless it is none (failed), claims a change the workspace does not show
         (doubted once, then failed), only asks back (asked as ask_user asks), or the user's --check says not."""
         answer = final_answer(reply.content)
-        if nudge := self.escalation.claim(answer, changed_since(self.run.state.get("workspace_print"),
-                                                                self.settings.workdir)):
+        workdir = self.settings.workdir
+        if nudge := self.escalation.claim(answer, changed_since(self.run.state.get("workspace_print"), workdir),
+                                          [] if self.settings.check else  # the user's check says what done is
+                                          unwritten(self.run.state.get("named_outputs") or [], workdir)):
             self.record({"role": "user", "content": nudge})
             return
         if asks_back(answer):  # the question it is: asked on a terminal, a pause unattended (resumed with an answer)

@@ -57,7 +57,9 @@ LOOP = ("[Same call, same result {n} times in a row: no progress. Use what you a
 ANSWER = "The user, asked for help because the task was stuck, answers: {answer}"
 CLAIMED = ("Your answer says the work is done (\"{word}\"), but this run has changed no file in the workspace: "
            "nothing was written. Make the change with a tool now, or answer with what is actually true.")
-ECHOES = (HINT_1, HINT_2, HINT_2_AGAIN, HINT_3, LOOP, TOO_MANY, NOT_RUN)
+UNWRITTEN = ("Before you finish: the task names a file to write, but {files}. If the task asks for it, write it now "
+             "with a tool; otherwise give your final answer again.")
+ECHOES = (HINT_1, HINT_2, HINT_2_AGAIN, HINT_3, LOOP, TOO_MANY, NOT_RUN, UNWRITTEN)
 
 
 @dataclass(kw_only=True)
@@ -84,8 +86,6 @@ class State:
     doubted: bool = False
     failed_last: bool = False
     """Every call of the last turn failed (a one-word answer now is a give-up)."""
-    claim_doubted: bool = False
-    """An answer claimed a change the workspace did not show: the next such answer ends the run failed."""
 
 
 def call_key(call: ToolCall) -> str:
@@ -158,19 +158,22 @@ class Escalation:
         self._keep()
         return found
 
-    def claim(self, answer: str, changed: bool | None) -> str | None:
+    def claim(self, answer: str, changed: bool | None, unwritten: list[str]) -> str | None:
         """A final answer that claims a change when the run changed no file (`changed` False; None: not known) is
-        doubted once with the fact (the nudge returned); the second such answer ends the run failed."""
-        if changed is not False or not self.model_settings.doubt_claims or not (word := claimed_change(answer)):
+        doubted once with the fact (the nudge returned); the second such answer ends the run failed. Else one given
+        while files the task names to be written are missing or empty (`unwritten`) is doubted once, then stands."""
+        word, doubts = claimed_change(answer) if changed is False else "", self.run.state.setdefault("doubts", [])
+        kind = "claim" if word else "unwritten" if unwritten and "unwritten" not in doubts else ""
+        if not kind or not self.model_settings.doubt_claims:
             return None
-        if self.state.claim_doubted:
+        if kind in doubts:
             raise FalseClaim(f"The model said the work was done (\"{word}\") twice, but this run changed no file in "
                              "the workspace; what it did is kept in the run.")
-        self.state.claim_doubted = True
-        self._keep()
-        self.run.append({"type": "nudge", "kind": "claim", "word": word})
-        self.ui.notice(f"the answer says \"{word}\" but this run changed no file: doubted once")
-        return CLAIMED.format(word=word)
+        doubts[:] = sorted({*doubts, kind, "unwritten"})  # saved with run.state; one doubt covers both facts
+        self.run.append({"type": "nudge", "kind": kind, **({"word": word} if word else {"files": unwritten})})
+        self.ui.notice(f"the answer says \"{word}\" but this run changed no file: doubted once" if word else
+                       f"the answer came but {', '.join(unwritten)}: doubted once")
+        return CLAIMED.format(word=word) if word else UNWRITTEN.format(files=", ".join(unwritten))
 
     def observe(self, call: ToolCall, result: ToolResult, *, read_only: bool = False) -> ToolResult:
         """Count one result; return it with the hint the model should read, if any.
@@ -231,7 +234,7 @@ class Escalation:
             if s.stage:
                 self._change(0, f"{call.name} succeeded")
             self.state = s = State(same=s.same, same_key=s.same_key, same_call=s.same_call, strikes=s.strikes,
-                                   doubted=s.doubted, failed_last=s.failed_last, claim_doubted=s.claim_doubted)
+                                   doubted=s.doubted, failed_last=s.failed_last)
         if call.name in ANSWERED_BY_HUMAN:
             s.same, s.same_key = 0, ""
             return None

@@ -6,11 +6,19 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from pathlib import Path
 
 SKIPPED = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache",
                      ".pytest_cache", ".ruff_cache", ".tox"})
 """Folders that tools and interpreters change on their own: not the work a task asks for."""
+_URL = re.compile(r"\S+://\S+|\{\{\w+\}\}\S*")
+_NAME = re.compile(r"(?:(?<=\s)|^|(?<=[`'\"(]))((?:\.{0,2}/)?[\w-]+(?:/[\w.-]+)*\.[A-Za-z][A-Za-z0-9]{0,7})"
+                   r"(?=$|[\s`'\",;:)!?]|\.(?:\s|$))")
+_TO = re.compile(r"\b(?:into|to|in|as|named|called|file|script|program|module|create|write|save|make|generate|"
+                 r"produce|new)\W*$", re.IGNORECASE)
+"""The word before a file name that the task asks to be written ("into `port.txt`", "a script `reverse.py`")."""
+_DOMAINS = frozenset({"com", "org", "net", "io", "ai", "dev", "gov", "edu", "co", "uk", "de", "fr", "cn", "app"})
 MAX_ENTRIES = 20_000
 """Past this many entries the workspace (a HOME, a monorepo) is not fingerprinted: nothing is judged."""
 
@@ -44,6 +52,26 @@ def changed_since(start: str | None, root: Path) -> bool | None:
     """Whether the workspace differs from its fingerprint `start` (None: not known, too large or no print)."""
     now = fingerprint(root) if start else None
     return None if now is None else now != start
+
+
+def named_outputs(task: str, root: Path) -> list[str]:
+    """The files a task names to be written ("Write the port into `port.txt`") that the workspace does not hold yet:
+    an answer while one is still missing or empty is doubted once (ga/escalation.py)."""
+    text, names = _URL.sub(" ", task), []
+    for m in _NAME.finditer(text):
+        name = m.group(1)
+        stem, _, ext = name.rpartition("/")[2].rpartition(".")
+        if len(stem) > 1 and ext.lower() not in _DOMAINS and _TO.search(text[max(0, m.start() - 30):m.start()]) \
+                and name not in names and not (root / name).exists():
+            names.append(name)
+    return names
+
+
+def unwritten(names: list[str], root: Path) -> list[str]:
+    """Of `names`, those still missing or empty: "`port.txt` does not exist", "`price.txt` is empty"."""
+    said = [(n, "does not exist" if not (root / n).exists() else "is empty" if (root / n).is_file()
+             and not (root / n).stat().st_size else "") for n in names]
+    return [f"`{n}` {state}" for n, state in said if state]
 
 
 NOT_RUN = ("[not run: this exact script already ran successfully (call {call}) and wrote {files}; nothing in the "

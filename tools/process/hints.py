@@ -22,6 +22,10 @@ _MISSING_MODULE = re.compile(r"No module named '([\w.]+)'")
 _NOT_FOUND = re.compile(r"^(?:.*?: )?(?:line \d+: )?([^\s:]+): (?:command )?not found$", re.MULTILINE)
 _TEXT_WORD = re.compile(r"[-*+>|]+|#+|\d+[.)]|\w+:")
 """A line's first word that is text, not a command: a list item, a heading, a numbered step, a `key:` line."""
+_PAGE = "fetch a page with `curl -s URL` and pick out what you need with grep or python3"
+_IN_SHELL = {"web_scan": _PAGE, "web_execute_js": _PAGE, "file_read": "read a file with cat",
+             "file_write": "write a file with cat > FILE <<'EOF' ... EOF", "file_patch": "edit a file with sed -i"}
+"""ga's tools written as shell commands (a small model in the text format, which has only the shell)."""
 _PY_SYNTAX = re.compile(r'File "[^"]*", line (\d+)\n(?:.*\n){0,3}?(SyntaxError|IndentationError|TabError): (.*)')
 _SH_SYNTAX = re.compile(r"line (\d+): (syntax error.*)")
 _PORT_IN_USE = re.compile(r"address already in use|EADDRINUSE|port is already allocated|already in use", re.I)
@@ -42,8 +46,9 @@ OWN_LOOPBACK = ("the sandbox has its own network: 127.0.0.1 (localhost) inside i
 def hints(output: str, exit_code: int | None, *, script: str, kind: str, sandbox: bool,
           network: bool = True, read_only: bool = False) -> list[str]:
     """Hints for the tail of the output (empty when the run succeeded). `read_only`: plan mode's sandbox."""
-    if exit_code == 0:
-        return []
+    if exit_code == 0:  # a line that failed before the last one's success ("web_scan: command not found"; echo)
+        missing = _command_not_found(output, 0) if kind == "bash" and _NOT_FOUND.search(output) else ""
+        return [f"hint: {missing}"] if missing else []
     if read_only and (NO_NETWORK.search(output) or REFUSED.search(output) or _permission_denied(output, sandbox)):
         return ["hint: this is plan mode: code runs with the workspace read-only and no network, so it can look but "
                 "not change or download anything. Put that step in your plan instead."]
@@ -72,6 +77,8 @@ def _command_not_found(output: str, exit_code: int | None) -> str:
     if not names:
         return "exit code 127 usually means a command was not found." if exit_code == 127 else ""
     name = names[-1]
+    if name in _IN_SHELL:
+        return f"`{name}` is a tool, not a shell command: a script cannot call it. In a script, {_IN_SHELL[name]}."
     if _TEXT_WORD.fullmatch(name):
         return (f"`{name}` is not a command: this script holds text (list items, headings, a file's lines), not "
                 "shell commands. To put text in a file, write it with a here-document: cat > FILE <<'EOF' (the "

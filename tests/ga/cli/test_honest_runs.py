@@ -235,6 +235,19 @@ def test_an_answer_whose_change_a_script_made_is_done_at_once(home, workspace):
     assert len(server.requests) == 2  # the doubt adds no turn to a run that changed what it said
 
 
+def test_an_answer_while_a_file_the_task_names_is_missing_or_empty_is_doubted_once_then_stands(home, workspace):
+    (workspace / "config.ini").write_text("[server]\nport = 8080\n")
+    prose = {"content": "The port is 8080."}
+    with ScriptedServer([prose, bash(": > port.txt"), prose]) as server:
+        proc = ga(["Write the port of config.ini into `port.txt`; see https://example.com/x.txt", "--json"],
+                  server, home, workspace)
+        server.assert_complete()
+    assert (proc.returncode, json.loads(proc.stdout)["status"]) == (0, "done"), proc.stderr
+    assert "`port.txt` does not exist" in last_user(server.requests[1])
+    assert len(server.requests) == 3  # once: the answer over an empty port.txt then stands
+    assert [e["files"] for e in events(only_run(home), "nudge")] == [["`port.txt` does not exist"]]
+
+
 def test_an_answer_that_only_asks_back_pauses_and_an_answer_continues_it(home, workspace):
     steps = [{"content": "I need more information. Could you please provide the file name?"}]
     with ScriptedServer(steps) as server:

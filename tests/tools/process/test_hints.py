@@ -25,6 +25,14 @@ def test_a_script_of_text_lines_is_told_it_is_text_not_commands(make_ctx):
     assert "is not installed" not in content
 
 
+def test_a_tool_written_as_a_command_is_named_even_when_the_script_exits_0(make_ctx):
+    # the text format has only the shell; a small model writes ga's tools as commands, then a line that succeeds
+    content = run(make_ctx(), "web_scan http://127.0.0.1/p.html > p.txt\necho saved", type="bash").content
+    assert "[exit code 0" in content and "hint: `web_scan` is a tool, not a shell command" in content
+    assert "curl -s URL" in content
+    assert "hint" not in run(make_ctx(), "print('web_scan: command not found')", type="python").content
+
+
 def test_hint_permission_denied(make_ctx):
     content = run(make_ctx(), "echo 'echo hi' > t.sh; ./t.sh", type="bash").content
     assert "Permission denied" in content and "hint: permission denied" in content
