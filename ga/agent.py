@@ -200,12 +200,14 @@ class Agent:
         """The model's final answer: done, unless it is none (failed), claims a change the workspace does not show
         (doubted once, then failed), only asks back (asked as ask_user asks), or the user's --check says not."""
         answer = final_answer(reply.content)
-        workdir = self.settings.workdir
+        workdir = self.settings.workdir  # with a --check, the user's check says what done is
+        missing = [] if self.settings.check else unwritten(self.run.state.get("named_outputs") or [], workdir)
         if nudge := self.escalation.claim(answer, changed_since(self.run.state.get("workspace_print"), workdir),
-                                          [] if self.settings.check else  # the user's check says what done is
-                                          unwritten(self.run.state.get("named_outputs") or [], workdir)):
+                                          missing):
             self.record({"role": "user", "content": nudge})
             return
+        if missing:  # the answer stands after its doubt, a file it names still unwritten: not verified
+            self.run.state["last_failed"] = "the answer, while " + ", ".join(missing)
         if asks_back(answer):  # the question it is: asked on a terminal, a pause unattended (resumed with an answer)
             said = ask(" ".join(answer.split()), [], self.ctx).details["answer"]
             self.record({"role": "user", "content": f"The user answers: {said}"}, human=True)

@@ -139,25 +139,10 @@ class Settings:
             )
 
 
-_ENV = {
-    "home": "GA_HOME",
-    "retries": "GA_RETRIES",
-    "context_tokens": "GA_CONTEXT_TOKENS",
-    "model_window": "GA_MODEL_WINDOW",
-    "context_steps": "GA_CONTEXT_STEPS",
-    "request_timeout": "GA_REQUEST_TIMEOUT",
-    "max_output_tokens": "GA_MAX_OUTPUT_TOKENS",
-    "stage2_after": "GA_STAGE2_AFTER",
-    "stage3_after": "GA_STAGE3_AFTER",
-    "strikes": "GA_STRIKES",
-    "repeat_nudge": "GA_REPEAT_NUDGE",
-    "repeat_stop": "GA_REPEAT_STOP",
-    "check": "GA_CHECK",
-    "model_settings": "GA_MODEL_SETTINGS",
-    "price_in": "GA_PRICE_IN",
-    "price_out": "GA_PRICE_OUT",
-    "price_cached": "GA_PRICE_CACHED",
-}
+_ENV = {name: f"GA_{name.upper()}" for name in (
+    "home", "retries", "context_tokens", "model_window", "context_steps", "request_timeout", "max_output_tokens",
+    "stage2_after", "stage3_after", "strikes", "repeat_nudge", "repeat_stop", "check", "model_settings", "price_in",
+    "price_out", "price_cached")}
 
 
 def _convert(name: str, raw: str, kind: type) -> object:

@@ -54,11 +54,9 @@ class Model(Protocol):
                  *, deadline: float | None = None) -> Reply:
         """One Chat Completions request (retried as a whole on transient failures). `deadline` (time.monotonic())
         is when the run must stop: the request ends by then, raising LimitReached."""
-        ...
 
     def context_window(self) -> int | None:
         """The model's context length as the server reports it, or None when it does not say."""
-        ...
 
 
 class UI(Protocol):
@@ -67,54 +65,42 @@ class UI(Protocol):
 
     def turn(self, number: int) -> None:
         """A model request starts (the run's `number`-th)."""
-        ...
 
     def human_seconds(self) -> float:
         """Seconds spent so far waiting on the human (questions, approvals): not part of a tool call's time."""
-        ...
 
     def text(self, chunk: str) -> None:
         """Reply text as it streams in."""
-        ...
 
     def retry(self, text: str) -> None:
         """The request is sent again (`text` says why): what streamed of the reply so far comes again."""
-        ...
 
     def usage(self, usage: Usage) -> None:
         """A reply is complete; `usage` is the run's total so far."""
-        ...
 
     def tool_start(self, call: ToolCall, args: dict) -> None:
         """A tool call starts, with the arguments it runs with."""
-        ...
 
     def live(self, text: str) -> None:
         """A running tool's output as it comes (e.g. a program's)."""
-        ...
 
     def tool_done(self, call: ToolCall, result: ToolOutcome) -> None:
         """A tool call ended."""
-        ...
 
     def stage(self, stage: int, why: str, previous: int) -> None:
         """The escalation stage changed from `previous` (0: over)."""
-        ...
 
     def notice(self, text: str) -> None:
         """One line of progress (a restarted browser, a compaction step...)."""
-        ...
 
     def ask(self, question: str, candidates: list[str]) -> str:
         """Ask the human; numbered candidates, free text allowed."""
-        ...
 
     def approve(self, title: str, text: str, editable: str | None = None, remember: str = "") -> tuple[str, str]:
         """Show `text` (a diff, a command as written) and ask before the change. Returns ("approve", ""),
         ("reject", the human's reason or ""), or ("edit", the new version of `editable`, which defaults to `text`).
         `remember` (confirm mode: the tool's name) also offers to approve that tool, or every change, for the rest
         of the run: ("approve", "tool") or ("approve", "run")."""
-        ...
 
 
 class ToolOutcome(Protocol):
@@ -130,23 +116,18 @@ class Memory(Protocol):
 
     def system_section(self) -> str:
         """The L1 index for the stable system prompt ("" when memory is empty)."""
-        ...
 
     def task_listing(self, task: str) -> str:
         """The SOPs and facts relevant to this task, for the end of the system prompt ("" when none is)."""
-        ...
 
     def before(self, tool: str, args: dict, state: dict) -> list[str]:
         """Before a call runs (its arguments parsed): the workspace is kept as it was before its first change, and
         an SOP's script being run is noted, both for learning after the run. Returns the SOPs whose learnt
         scripts this call runs (the user is told)."""
-        ...
 
     def observe(self, tool: str, result: ToolOutcome, state: dict) -> None:
         """Every tool result, before the model sees it: SOP reads are noted in `state` (the run's tool state) for the
         ledger, and memory writes guarded (secrets out, provenance in); a note for the model goes into the result."""
-        ...
 
     def briefing(self, task: str) -> str:
         """What start_long_term_update hands the model: the memory rules, the index, the SOPs closest to `task`."""
-        ...

@@ -1,9 +1,6 @@
-"""Which process holds a lock file: `models stop` kills the keeper only when it knows it is the keeper.
-
-state.json names the keeper's pid, but a pid in a file is a claim (the file edited, or left by a keeper long gone
-while its pid went to another program): SIGKILL on it could end any of the user's processes. The keeper is the
-process that holds the exclusive flock on its `alive` file: /proc/locks names that process, and its open files
-(/proc/PID/fd) show the very file.
+"""Which process holds a lock file: `models stop` kills the keeper only when it knows it is the keeper. A pid in
+state.json is a claim (the file edited, or the pid gone to another program); the keeper is the process holding the
+exclusive flock on its `alive` file: /proc/locks names it, and its open files (/proc/PID/fd) show the very file.
 """
 
 from __future__ import annotations

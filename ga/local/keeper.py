@@ -1,7 +1,6 @@
 """The keeper: `python -m ga.local.keeper CACHE_ROOT OPTIONS_JSON`, started by the first run that needs the local
-server (shared.py). It owns llama-server, which dies with it however it dies; it restores the saved prefix into a
-new server, then stops it when asked, when it exits on its own, or once no run has held it for the keep-alive time,
-saving the prefix first."""
+server (shared.py). It owns llama-server (which dies with it), restores the saved prefix into it, and stops it when
+asked, when it exits, or once no run has held it for the keep-alive time, saving the prefix first."""
 
 from __future__ import annotations
 

@@ -1,13 +1,11 @@
 """The prefix every run sends first (system prompt and tool schemas, ~1,300 tokens, byte-identical run after run)
-kept across servers as llama.cpp's saved slot state: a new server starts with it, so a run's first request
-evaluates only what follows it.
+kept across servers as llama.cpp's saved slot state, so a new server's first request evaluates only what follows it.
 
-Saved when a server stops (if no file holds that prefix yet, and it carries the tool schemas: a side request
-without them is not worth keeping over a run's): the slot is first cut back to the prefix by
-a request for the prefix alone, which the server answers from its cache. Restored when a server starts: the newest file
-made by this model with these KV settings; the server itself compares it token by token with each request, so a
-prefix that changed costs only the re-read it would have cost anyway. Files: CACHE/prefix/<model sha256>-<KV
-settings>-<prefix sha256>.bin, the newest few kept.
+Saved when a server stops, if no file holds that prefix yet and it carries the tool schemas (the slot cut back to
+the prefix first, by a request for the prefix alone). Restored when a server starts: the newest file made by this
+model with these KV settings; the server compares it token by token with each request, so a changed prefix costs
+only the re-read it would have cost anyway. Files: CACHE/prefix/<model sha256>-<KV settings>-<prefix sha256>.bin,
+the newest few kept.
 """
 
 from __future__ import annotations

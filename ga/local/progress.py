@@ -59,8 +59,18 @@ class Steps:
             yield
 
     def _lines(self, name: str, total: int) -> Iterator[Callable[[int], None]]:
-        started, done, shown = time.monotonic(), [0], [0]
-        beat = _Heartbeat(self, name, started)
+        started, done, shown, last = time.monotonic(), [0], [0], [time.monotonic()]
+        lock, stopped = threading.Lock(), threading.Event()
+
+        def say(line: str) -> None:
+            with lock:
+                last[0] = time.monotonic()
+                self.console.print(line)
+
+        def beat() -> None:  # a line every `heartbeat` seconds that nothing else was said: still at work
+            while not stopped.wait(max(0.05, last[0] + self.heartbeat - time.monotonic())):
+                if time.monotonic() - last[0] >= self.heartbeat:
+                    say(f"· {name}: still at work ({time.monotonic() - started:.0f} s)")
 
         def advance(n: int) -> None:
             done[0] += n
@@ -69,40 +79,14 @@ class Steps:
                 shown[0] = tenth
                 elapsed = time.monotonic() - started
                 left = elapsed * (total - done[0]) / max(1, done[0])
-                beat.say(f"· {name}: {tenth * 10}% ({elapsed:.0f} s, about {left:.0f} s left)")
+                say(f"· {name}: {tenth * 10}% ({elapsed:.0f} s, about {left:.0f} s left)")
 
-        self.console.print(f"· {name}: started")
-        beat.start()
+        say(f"· {name}: started")
+        thread = threading.Thread(target=beat, name="ga-provision-heartbeat", daemon=True)
+        thread.start()
         try:
             yield advance
         finally:
-            beat.stop()
+            stopped.set()
+            thread.join()
         self.console.print(f"· {name}: done in {time.monotonic() - started:.0f} s")
-
-
-class _Heartbeat:
-    """A line every `steps.heartbeat` seconds that nothing else was said: the step is still at work."""
-
-    def __init__(self, steps: Steps, name: str, started: float):
-        self.steps, self.name, self.started = steps, name, started
-        self.last = started
-        self.lock = threading.Lock()
-        self.stopped = threading.Event()
-        self.thread = threading.Thread(target=self._run, name="ga-provision-heartbeat", daemon=True)
-
-    def start(self) -> None:
-        self.thread.start()
-
-    def say(self, line: str) -> None:
-        with self.lock:
-            self.last = time.monotonic()
-            self.steps.console.print(line)
-
-    def stop(self) -> None:
-        self.stopped.set()
-        self.thread.join()
-
-    def _run(self) -> None:
-        while not self.stopped.wait(max(0.05, self.last + self.steps.heartbeat - time.monotonic())):
-            if time.monotonic() - self.last >= self.steps.heartbeat:
-                self.say(f"· {self.name}: still at work ({time.monotonic() - self.started:.0f} s)")

@@ -46,9 +46,9 @@ OWN_LOOPBACK = ("the sandbox has its own network: 127.0.0.1 (localhost) inside i
 def hints(output: str, exit_code: int | None, *, script: str, kind: str, sandbox: bool,
           network: bool = True, read_only: bool = False) -> list[str]:
     """Hints for the tail of the output (empty when the run succeeded). `read_only`: plan mode's sandbox."""
-    if exit_code == 0:  # a line that failed before the last one's success ("web_scan: command not found"; echo)
-        missing = _command_not_found(output, 0) if kind == "bash" and _NOT_FOUND.search(output) else ""
-        return [f"hint: {missing}"] if missing else []
+    if exit_code == 0:  # ga's tool written as a command, before a line that succeeded ("web_scan: not found"; echo)
+        tool = next((n for n in _NOT_FOUND.findall(output) if n in _IN_SHELL), "") if kind == "bash" else ""
+        return [f"hint: {_command_not_found(f'{tool}: command not found', 127)}"] if tool else []
     if read_only and (NO_NETWORK.search(output) or REFUSED.search(output) or _permission_denied(output, sandbox)):
         return ["hint: this is plan mode: code runs with the workspace read-only and no network, so it can look but "
                 "not change or download anything. Put that step in your plan instead."]

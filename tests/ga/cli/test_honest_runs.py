@@ -242,7 +242,8 @@ def test_an_answer_while_a_file_the_task_names_is_missing_or_empty_is_doubted_on
         proc = ga(["Write the port of config.ini into `port.txt`; see https://example.com/x.txt", "--json"],
                   server, home, workspace)
         server.assert_complete()
-    assert (proc.returncode, json.loads(proc.stdout)["status"]) == (0, "done"), proc.stderr
+    out = json.loads(proc.stdout)
+    assert (proc.returncode, out["status"], out["verified"]) == (0, "done", False), proc.stderr  # port.txt is empty
     assert "`port.txt` does not exist" in last_user(server.requests[1])
     assert len(server.requests) == 3  # once: the answer over an empty port.txt then stands
     assert [e["files"] for e in events(only_run(home), "nudge")] == [["`port.txt` does not exist"]]
