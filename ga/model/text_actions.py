@@ -15,8 +15,9 @@ from ga.protocols import Model, Reply, ToolCall
 
 FORMAT = ("Act by replying with exactly one ```bash code block: it runs in the workspace, and its output comes back "
           "to you. Read files with cat, write them with shell (printf, a heredoc: cat > FILE <<'EOF' ... EOF) or "
-          "python3 - <<'EOF' ... EOF, edit them with sed -i or python. Check your result before you finish. When the "
-          "task is done, reply without a code block: say what you did and the result.")
+          "python3 - <<'EOF' ... EOF, edit them with sed -i or python; fetch a web page with curl -s URL. Check your "
+          "result before you finish. When the task is done, reply without a code block: say what you did and the "
+          "result.")
 """The system section of this format (the tool schemas are not sent)."""
 MORE_BLOCKS = "(Your reply had {n} code blocks; only the first ran. Write one block per reply.)"
 _BLOCK = re.compile(r"```([\w+-]*)[ \t]*\n(.*?)```", re.DOTALL)
