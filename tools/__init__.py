@@ -6,17 +6,14 @@ import importlib
 
 from ga.tooling.spec import ToolSpec
 
-TOOL_MODULES = (
-    "file_read",
-    "file_patch",
-    "file_write",
-    "code_run",
-    "web_scan",
-    "web_execute_js",
-    "update_working_checkpoint",
-    "start_long_term_update",
-    "ask_user",
-)
+TOOL_MODULES = ("file_read", "file_patch", "file_write", "code_run", "web_scan", "web_execute_js",
+                "update_working_checkpoint", "start_long_term_update", "ask_user")
+
+
+def schema(*required: str, **properties: dict) -> dict:
+    """A tool's parameters: an object of these properties, `required` among them, and no others."""
+    return {"type": "object", "properties": properties, **({"required": list(required)} if required else {}),
+            "additionalProperties": False}
 
 
 def load_tools() -> list[ToolSpec]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ga.tooling.human import ask
 from ga.tooling.permissions import SideEffect
 from ga.tooling.spec import ToolContext, ToolResult, ToolSpec
+from tools import schema
 
 CANDIDATES = 8
 """Suggested answers at most. In the schema, so a server that decodes tool calls under the schema's grammar
@@ -20,17 +21,7 @@ SPEC = ToolSpec(
     name="ask_user",
     description="Ask the human and wait for the answer. Only when blocked: missing facts, a decision that is "
     "theirs, or a changed strategy failed too.",
-    parameters={
-        "type": "object",
-        "properties": {
-            "question": {"type": "string", "minLength": 1},
-            "candidates": {"type": "array", "items": {"type": "string"}, "maxItems": CANDIDATES,
-                           "description": "suggested answers"},
-        },
-        "required": ["question"],
-        "additionalProperties": False,
-    },
-    side_effect=SideEffect.READ_ONLY,
-    run=ask_user,
-    concurrent=lambda args: False,
-)
+    parameters=schema("question", question={"type": "string", "minLength": 1},
+                      candidates={"type": "array", "items": {"type": "string"}, "maxItems": CANDIDATES,
+                                  "description": "suggested answers"}),
+    side_effect=SideEffect.READ_ONLY, run=ask_user, concurrent=lambda args: False)

@@ -1,12 +1,12 @@
-"""code_run: run a python or bash script — exact, bounded in time and output, guarded by the command policy.
-
-What runs it (tools/process/execute.py), the policy (tools/guard/approval.py) and the sandbox are imported when the
-model first calls it: a run that never runs code starts without them."""
+"""code_run: run a python or bash script — exact, bounded in time and output, guarded by the command policy. What
+runs it (tools/process/execute.py), the policy (tools/guard/approval.py) and the sandbox are imported on its first
+call: a run that never runs code starts without them."""
 
 from __future__ import annotations
 
 from ga.tooling.permissions import SideEffect
 from ga.tooling.spec import ToolContext, ToolResult, ToolSpec
+from tools import sandbox_problem, schema
 from tools.process import DEFAULT_TIMEOUT, MAX_TIMEOUT
 
 DESCRIPTION = (
@@ -14,17 +14,10 @@ DESCRIPTION = (
     "the whole process tree is killed. Long output: you get the tail and the full output's path. "
     "Destructive commands are refused or need approval.")
 
-PARAMETERS = {
-    "type": "object",
-    "properties": {
-        "script": {"type": "string"},
-        "type": {"type": "string", "enum": ["python", "bash"], "default": "python"},
-        "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT, "default": DEFAULT_TIMEOUT},
-        "cwd": {"type": "string", "description": "default: workspace"},
-    },
-    "required": ["script"],
-    "additionalProperties": False,
-}
+PARAMETERS = schema("script", script={"type": "string"},
+                    type={"type": "string", "enum": ["python", "bash"], "default": "python"},
+                    timeout={"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT, "default": DEFAULT_TIMEOUT},
+                    cwd={"type": "string", "description": "default: workspace"})
 
 
 def run(args: dict, ctx: ToolContext) -> ToolResult:
@@ -52,9 +45,7 @@ def shell_sent_as_python(args: dict) -> dict:
 
 def plan_confinement(ctx: ToolContext) -> str:
     """Plan mode: code runs in the sandbox with the workspace read-only and no network, or not at all."""
-    from tools.guard import sandbox_probe
-
-    reason = sandbox_probe.problem()
+    reason = sandbox_problem()
     return f"the sandbox that makes the workspace read-only cannot hold on this host ({reason})" if reason else ""
 
 

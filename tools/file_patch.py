@@ -3,7 +3,6 @@ then tolerant of model slips."""
 
 from __future__ import annotations
 
-import difflib
 import itertools
 import os
 import re
@@ -15,10 +14,11 @@ from ga.tooling import stamps
 from ga.tooling.boundary.confined import Place, confined
 from ga.tooling.permissions import SideEffect
 from ga.tooling.spec import ToolContext, ToolResult, ToolSpec
+from tools import schema
 from tools.files import fileio, matching
-from tools.files.matching import LISTED_MATCHES, NUMBERS_NOTE, line_count, line_of, locate, locate_numbered
+from tools.files.fileio import plural
+from tools.files.matching import NUMBERS_NOTE, line_count, line_of, listed, locate, locate_numbered
 
-DIFF_CONTEXT = 3
 MAX_BYTES = 16 << 20
 """Bigger files are refused with the code_run route named: a patch holds the file in memory several times over."""
 MISSING_ADVICE = ("file_patch edits a file that exists: list a folder with file_read (path='.') to find it. "
@@ -27,29 +27,16 @@ MISSING_ADVICE = ("file_patch edits a file that exists: list a folder with file_
 PATCH_ADVICE = "Give the path of a regular text file (file_read lists a folder to find one)."
 
 
-def _split_keep(text: str) -> list[str]:
-    """Lines with their "\n" (str.splitlines also splits on form feeds and the like, which shifts numbers)."""
-    parts = text.split("\n")
-    return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
-
-
 def _diff(text: str, start: int, end: int, new: str, shown: str) -> str:
     """Unified diff of the changed region only (cheap on big files), numbered as in the whole file."""
     lo = text.rfind("\n", 0, start) + 1
-    for _ in range(DIFF_CONTEXT):
+    for _ in range(fileio.DIFF_CONTEXT):
         lo = text.rfind("\n", 0, max(lo - 1, 0)) + 1 if lo else 0
     hi = end
-    for _ in range(DIFF_CONTEXT + (end > 0 and text[end - 1] != "\n")):
+    for _ in range(fileio.DIFF_CONTEXT + (end > 0 and text[end - 1] != "\n")):
         hi = text.find("\n", hi) + 1 or len(text)
-    offset = text.count("\n", 0, lo)
-    hunks = difflib.unified_diff(_split_keep(text[lo:hi]), _split_keep(text[lo:start] + new + text[end:hi]),
-                                 *fileio.diff_names(shown), n=DIFF_CONTEXT)
-
-    def shift(m: re.Match) -> str:
-        return f"@@ -{int(m[1]) + offset}{m[2] or ''} +{int(m[3]) + offset}{m[4] or ''} @@"
-
-    return "".join(re.sub(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@", shift, h) if h.startswith("@@")
-                   else h if h.endswith("\n") else f"{h}\n\\ No newline at end of file\n" for h in hunks)
+    return fileio.unified(text[lo:hi], text[lo:start] + new + text[end:hi], fileio.diff_names(shown),
+                          text.count("\n", 0, lo))
 
 
 def _with_line_endings(new: str, text: str) -> str:
@@ -61,38 +48,30 @@ def _with_line_endings(new: str, text: str) -> str:
 
 @dataclass(kw_only=True)
 class _Plan:
-    """A patch located but not yet written."""
+    """A patch located but not yet written: the file's bytes and text, the span of the text replaced (with
+    replace_all: from the first match to the end of the last), what replaces it (new_content in the file's own line
+    endings; with replace_all, the text between the matches kept), and the first line of each place replaced."""
 
     data: bytes
-    """The file's bytes as read."""
     text: str
     start: int
     end: int
-    """The span of `text` that is replaced (with replace_all: from the first match to the end of the last)."""
     new: str
-    """What replaces the span: new_content in the file's own line-ending style (with replace_all, the text between
-    the matches kept)."""
     tolerant: bool
     lines: list[int]
-    """The first line of each place replaced."""
-
-
-def _too_big(shown: str, size: int) -> ToolError:
-    return ToolError(f"{shown} is {fileio.human_size(size)}, over file_patch's {fileio.human_size(MAX_BYTES)} limit "
-                     "(a patch holds the whole file in memory to find one exact match). Edit it with code_run "
-                     "instead, streaming it: `sed -i 's/OLD/NEW/' PATH` for a line, or a python loop over "
-                     "`open(PATH)` writing a new file that then replaces it with os.replace.")
 
 
 def _plan(place: Place, st: os.stat_result, ctx: ToolContext, shown: str, args: dict) -> _Plan:
     old, new = args["old_content"], args["new_content"]
     fileio.ensure_unchanged(ctx, place, st, shown, "this edit")
-    if st.st_size > MAX_BYTES:
-        raise _too_big(shown, st.st_size)
     with fileio.open_regular(place, st, shown, "file_patch", PATCH_ADVICE) as f:
         data = f.read(MAX_BYTES + 1)
-    if len(data) > MAX_BYTES:  # it grew since the stat
-        raise _too_big(shown, len(data))
+    if len(data) > MAX_BYTES:
+        raise ToolError(f"{shown} is {fileio.human_size(max(st.st_size, len(data)))}, over file_patch's "
+                        f"{fileio.human_size(MAX_BYTES)} limit (a patch holds the whole file in memory to find one "
+                        "exact match). Edit it with code_run instead, streaming it: `sed -i 's/OLD/NEW/' PATH` for a "
+                        "line, or a python loop over `open(PATH)` writing a new file that then replaces it with "
+                        "os.replace.")
     if fileio.is_binary(data[: fileio.SNIFF_BYTES]):
         raise ToolError(f"{shown} is a binary file; file_patch edits text only.")
     text = data.decode("utf-8", "surrogateescape")
@@ -125,13 +104,12 @@ def _apply(place: Place, st: os.stat_result, ctx: ToolContext, shown: str, plan:
 
 def _did(plan: _Plan) -> str:
     if len(plan.lines) > 1:
-        shown = ", ".join(map(str, plan.lines[:LISTED_MATCHES])) + (", …" if len(plan.lines) > LISTED_MATCHES else "")
-        return f"replaced all {len(plan.lines)} places (at lines {shown})"
+        return f"replaced all {len(plan.lines)} places (at lines {listed(plan.lines)})"
     text, start, end, new = plan.text, plan.start, plan.end, plan.new
     first, old_lines, new_lines = line_of(text, start), line_count(text[start:end]), line_count(new)
     last = first + max(old_lines, 1) - 1
     where = f"line {first}" if last == first else f"lines {first}-{last} ({old_lines} lines)"
-    return f"deleted {where}" if not new else f"replaced {where} with {new_lines} line{'s' * (new_lines != 1)}"
+    return f"deleted {where}" if not new else f"replaced {where} with {plural(new_lines, 'line')}"
 
 
 def _left(plan: _Plan, after: str, shown: str) -> str:
@@ -141,9 +119,8 @@ def _left(plan: _Plan, after: str, shown: str) -> str:
     if not found:
         return ""
     lines = list(dict.fromkeys(line_of(after, at) for at in found))
-    listed = ", ".join(map(str, lines[:LISTED_MATCHES])) + (", …" if len(lines) > LISTED_MATCHES else "")
-    return (f" `{word}` still occurs {len(found)} more time{'s' * (len(found) != 1)} in {shown} (line"
-            f"{'s' * (len(lines) != 1)} {listed}); replace_all=true changes every match of old_content.")
+    return (f" `{word}` still occurs {plural(len(found), 'more time')} in {shown} (line{'s' * (len(lines) != 1)} "
+            f"{listed(lines)}); replace_all=true changes every match of old_content.")
 
 
 def _target(place: Place, ctx: ToolContext, args: dict) -> os.stat_result:
@@ -154,13 +131,12 @@ def _target(place: Place, ctx: ToolContext, args: dict) -> os.stat_result:
                         "give the lines next to the spot as old_content and repeat them in new_content.")
     if old == new:
         raise ToolError("old_content and new_content are identical: nothing to change.")
-    with fileio.os_errors("patch", path):
-        st = place.lstat()
-        if st is not None and stat.S_ISDIR(st.st_mode):
-            raise ToolError(f"{path} is a folder; give a file path.")
-        if st is None:
-            raise fileio.missing(place.real, ctx.workspace, path, MISSING_ADVICE)
-        fileio.require_regular(st, path, "file_patch", PATCH_ADVICE)
+    st = place.lstat()
+    if st is None:
+        raise fileio.missing(place.real, ctx.workspace, path, MISSING_ADVICE)
+    if stat.S_ISDIR(st.st_mode):
+        raise ToolError(f"{path} is a folder; give a file path.")
+    fileio.require_regular(st, path, "file_patch", PATCH_ADVICE)
     return st
 
 
@@ -195,19 +171,6 @@ SPEC = ToolSpec(
         "Tolerates line-ending, trailing-space, quote and dash differences. "
         "Refused if the file changed since you read it."
     ),
-    parameters={
-        "type": "object",
-        "properties": {
-            "path": {"type": "string"},
-            "old_content": {"type": "string"},
-            "new_content": {"type": "string"},
-            "replace_all": {"type": "boolean"},
-        },
-        "required": ["path", "old_content", "new_content"],
-        "additionalProperties": False,
-    },
-    side_effect=SideEffect.WRITE,
-    run=run,
-    preview=preview,
-    editable="new_content",
-)
+    parameters=schema("path", "old_content", "new_content", path={"type": "string"}, old_content={"type": "string"},
+                      new_content={"type": "string"}, replace_all={"type": "boolean"}),
+    side_effect=SideEffect.WRITE, run=run, preview=preview, editable="new_content")

@@ -17,6 +17,7 @@ from ga.tooling.boundary.confined import Place, confined
 from ga.tooling.budget import SHOWN_RESULTS
 from ga.tooling.permissions import SideEffect
 from ga.tooling.spec import ToolContext, ToolResult, ToolSpec
+from tools import schema
 from tools.files import fileio
 
 MAX_LINE_CHARS = 2000
@@ -131,8 +132,8 @@ def _read_text(f: BinaryIO, shown: str, args: dict, budget: int) -> tuple[str, d
     if window.total == 0:
         return f"[{shown} is empty: 0 lines]", {"lines": 0}
     if not window.lines and keyword:
-        total = f"{window.total} line{'s' * (window.total != 1)}"
-        missed = f"[no line of {shown} matches {keyword!r} from line {start} on; the file has {total}"
+        missed = (f"[no line of {shown} matches {keyword!r} from line {start} on; the file has "
+                  f"{fileio.plural(window.total, 'line')}")
         if window.total <= SHOWN_ON_MISS and start == 1:
             f.seek(0)
             body, details = _read_text(f, shown, {**args, "keyword": ""}, budget - len(missed))
@@ -146,42 +147,34 @@ def _read_text(f: BinaryIO, shown: str, args: dict, budget: int) -> tuple[str, d
     return body, {"lines": window.total, "shown": [window.first, last], "match": window.match or None}
 
 
-def _entries(count: int) -> str:
-    return f"{count} entr{'y' if count == 1 else 'ies'}"
-
-
 def _list_folder(place: Place, shown: str, args: dict, budget: int) -> str:
-    fd = place.open_dir()
+    start, count, name = args["start"], args.get("count", DEFAULT_COUNT), shown.rstrip("/")
+    rows: list[str] = []
+    used, fd = 0, place.open_dir()
     try:
         with os.scandir(fd) as found:
             entries = sorted(found, key=lambda e: (not e.is_dir(), e.name.lower()))
-            return _rows(entries, shown, args, budget)
+        for entry in entries[start - 1:start - 1 + count]:
+            try:
+                row = f"{entry.name}/" if entry.is_dir() else f"{entry.name} {fileio.human_size(entry.stat().st_size)}"
+            except OSError:  # a dangling symlink has no size
+                row = f"{entry.name} (broken link)"
+            if rows and used + len(row) + 1 > budget - FOOTER_RESERVE:
+                break
+            rows.append(row)
+            used += len(row) + 1
     finally:
         os.close(fd)
-
-
-def _rows(entries: list[os.DirEntry], shown: str, args: dict, budget: int) -> str:
-    start, count = args.get("start", 1), args.get("count", DEFAULT_COUNT)
-    rows: list[str] = []
-    used = 0
-    for entry in entries[start - 1:start - 1 + count]:
-        try:
-            row = f"{entry.name}/" if entry.is_dir() else f"{entry.name} {fileio.human_size(entry.stat().st_size)}"
-        except OSError:  # a dangling symlink has no size
-            row = f"{entry.name} (broken link)"
-        if rows and used + len(row) + 1 > budget - FOOTER_RESERVE:
-            break
-        rows.append(row)
-        used += len(row) + 1
+    total = fileio.plural(len(entries), "entry", "entries")
     if not entries:
-        return f"{shown.rstrip('/')}/ is an empty folder."
+        return f"{name}/ is an empty folder."
     if not rows:
-        raise ToolError(f"start={start} is past the end of {shown}, which has {_entries(len(entries))}. "
+        raise ToolError(f"start={start} is past the end of {shown}, which has {total}. "
                         f"Use start between 1 and {len(entries)}.")
     last = start - 1 + len(rows)
     more = f"; continue with start={last + 1}" if last < len(entries) else ""
-    title = f"{shown.rstrip('/')}/ ({_entries(len(entries))}; folders end with /)"
-    return "\n".join([title, *rows, f"[entries {start}-{last} of {len(entries)}{more}]"])
+    footer = f"[entries {start}-{last} of {len(entries)}{more}]"
+    return "\n".join([f"{name}/ ({total}; folders end with /)", *rows, footer])
 
 
 def run(args: dict, ctx: ToolContext) -> ToolResult:
@@ -241,17 +234,7 @@ SPEC = ToolSpec(
         f"(shown with the {CONTEXT_LINES} lines above it). Lines over {MAX_LINE_CHARS} chars are cut. The footer gives "
         "total lines and the next `start`."
     ),
-    parameters={
-        "type": "object",
-        "properties": {
-            "path": {"type": "string"},
-            "start": {"type": "integer", "minimum": 0, "default": 1},
-            "count": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT, "default": DEFAULT_COUNT},
-            "keyword": {"type": "string"},
-        },
-        "required": ["path"],
-        "additionalProperties": False,
-    },
-    side_effect=SideEffect.READ_ONLY,
-    run=run,
-)
+    parameters=schema("path", path={"type": "string"}, start={"type": "integer", "minimum": 0, "default": 1},
+                      count={"type": "integer", "minimum": 1, "maximum": MAX_COUNT, "default": DEFAULT_COUNT},
+                      keyword={"type": "string"}),
+    side_effect=SideEffect.READ_ONLY, run=run)

@@ -1,31 +1,30 @@
 """file_write: create or overwrite a file, or add text at its end or start.
 
-Creating, overwriting and prepending go through an atomic rename (readers never see half a file); an append writes
-only the new bytes. Overwriting refuses a file this run has never read or written (as Claude Code's Write does: a
-rewrite of what the model never saw drops what it did not know was there) and one that changed on disk since (as
-file_patch does). An overwrite's result says how many lines went and came; its diff is in details (the terminal,
-`runs show ID --diffs`).
-"""
+Creating, overwriting and prepending go through an atomic rename; an append writes only the new bytes. Overwriting
+refuses a file this run has never read or written (a rewrite of what the model never saw drops what it did not know
+was there) and one that changed on disk since; its result counts the lines that went and came (the diff: details)."""
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import stat
 from itertools import chain
+from typing import BinaryIO
 
 from ga.errors import ToolError
 from ga.tooling import stamps
 from ga.tooling.boundary.confined import Place, confined
 from ga.tooling.permissions import SideEffect
 from ga.tooling.spec import RECENT_RESULTS, ToolContext, ToolResult, ToolSpec
+from tools import schema
 from tools.files import fileio
+from tools.files.fileio import plural
 from tools.files.matching import NUMBERS_NOTE, unnumbered
 
 MODES = ("overwrite", "append", "prepend")
 PREVIEW_BYTES = 256 << 10
-"""--confirm shows a diff against files up to this size; bigger or binary ones show only the new text."""
+"""Files up to this size get a diff (--confirm, an overwrite's result); an identical rewrite is not written."""
 UNREAD = ("Refused to overwrite {path} ({size}): this run has not read it, so the rewrite would replace what you have "
           "not seen. Read it first with file_read (then write it whole), change the part you mean with file_patch, or "
           "add to it with mode=append. Nothing was written.")
@@ -43,12 +42,12 @@ WRITE_ADVICE = ("To feed data into it use code_run with a timeout; to put a regu
                 "first with code_run (`rm PATH`), or write to another path.")
 
 
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'s' * (count != 1)}"
-
-
 def _lines(data: bytes) -> str:
-    return _plural(data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0), "line")
+    return plural(data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0), "line")
+
+
+def _open(place: Place, st: os.stat_result, shown: str) -> BinaryIO:
+    return fileio.open_regular(place, st, shown, "file_write", WRITE_ADVICE)
 
 
 def run(args: dict, ctx: ToolContext) -> ToolResult:
@@ -70,43 +69,44 @@ def _echoed(content: str, ctx: ToolContext) -> str:
     return ""
 
 
+def _prepare(place: Place, args: dict, ctx: ToolContext) -> tuple[os.stat_result | None, bytes, bytes]:
+    """The file's stat (None: a new file), the bytes to write and, for an overwrite, the file's first
+    PREVIEW_BYTES + 1 bytes; with the refusals that come before anything is written."""
+    path, st, data, old = args["path"], place.lstat(), fileio.encode(args["content"]), b""
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise ToolError(f"{path} is a folder; give a file path inside it.")
+    if st is not None:  # overwriting would silently replace the FIFO or device; appending would block on it
+        fileio.require_regular(st, path, "file_write", WRITE_ADVICE)
+    if st is not None and args.get("mode", "overwrite") == "overwrite":
+        fileio.ensure_unchanged(ctx, place, st, path, "overwriting it")
+        old = _head(place, st, path)
+        data = _without_numbers(args["content"], old, ctx) or data
+        if not data and st.st_size:  # a model that could not fix the file would otherwise wipe it
+            raise ToolError(f"Refused to overwrite {path} ({plural(st.st_size, 'byte')}) with empty content: "
+                            "that deletes all of it. Send the whole new content, or patch the part to change "
+                            "with file_patch; to empty the file on purpose, truncate it with code_run.")
+    return st, data, old
+
+
 def _write(place: Place, args: dict, ctx: ToolContext) -> ToolResult:
     path, mode, real = args["path"], args.get("mode", "overwrite"), place.real
     if line := _echoed(args["content"], ctx):
         raise ToolError(ECHO.format(path=path, line=line[:80]))
     with fileio.path_lock(real), fileio.os_errors("write", path):
-        st = place.lstat()
-        if st is not None and stat.S_ISDIR(st.st_mode):
-            raise ToolError(f"{path} is a folder; give a file path inside it.")
-        if st is not None:  # overwriting would silently replace the FIFO or device; appending would block on it
-            fileio.require_regular(st, path, "file_write", WRITE_ADVICE)
-        data = fileio.encode(args["content"])
-        old = b""
-        if st is not None and mode == "overwrite":
-            fileio.ensure_unchanged(ctx, place, st, path, "overwriting it")
-            data = _without_numbers(place, st, args["content"], path, ctx) or data
-            old = _head(place, st, path)
-            if not data and st.st_size:  # a model that could not fix the file would otherwise wipe it
-                raise ToolError(f"Refused to overwrite {path} ({_plural(st.st_size, 'byte')}) with empty content: "
-                                "that deletes all of it. Send the whole new content, or patch the part to change "
-                                "with file_patch; to empty the file on purpose, truncate it with code_run.")
-        holds = st is not None and mode == "overwrite" and _holds(place, st, data, path)
-        if st is not None and mode == "overwrite" and not holds and st.st_size and not _seen(ctx, real) and \
-                not fileio.is_binary(old[: fileio.SNIFF_BYTES]):
-            _refuse_unread(ctx, place, st, old, path)
-        if holds:
-            # not written: the model repeats itself; the file is done, and is what it sent
-            digest = stamps.digest_of([data]) if len(data) <= stamps.DIGEST_LIMIT else ""
-            stamps.remember(ctx.state, real, stamps.stamp(st, digest))
-            return ToolResult(content=f"{path} already holds exactly this content ({_plural(len(data), 'byte')}, "
+        st, data, old = _prepare(place, args, ctx)
+        overwrite = st is not None and mode == "overwrite"
+        if overwrite and old == data:  # not written: the model repeats itself; the file is done, and is what it sent
+            stamps.remember(ctx.state, real, stamps.stamp(st, stamps.digest_of([data])))
+            return ToolResult(content=f"{path} already holds exactly this content ({plural(len(data), 'byte')}, "
                               f"{_lines(data)}): nothing changed.",
                               details={"path": str(real), "mode": mode, "created": False, "bytes": len(data)})
+        if overwrite and st.st_size and not _seen(ctx, real) and not fileio.is_binary(old[: fileio.SNIFF_BYTES]):
+            _refuse_unread(ctx, place, st, old, path)
         if st is not None and mode == "append":
             fileio.refuse_linked(st, path, "file_write", append=True)
             new_stamp = _append(place, data, path)
         elif st is not None and mode == "prepend":
-            new_stamp = place.replace(chain([data], fileio.read_chunks(
-                fileio.open_regular(place, st, path, "file_write", WRITE_ADVICE))), st)
+            new_stamp = place.replace(chain([data], fileio.read_chunks(_open(place, st, path))), st)
         else:
             new_stamp = place.replace([data], st)
         stamps.remember(ctx.state, real, new_stamp)
@@ -132,34 +132,18 @@ def _seen(ctx: ToolContext, real) -> bool:
 
 def _head(place: Place, st: os.stat_result, shown: str) -> bytes:
     """The file as it is, up to PREVIEW_BYTES + 1 bytes: what an overwrite's diff is made from."""
-    with fileio.open_regular(place, st, shown, "file_write", WRITE_ADVICE) as f:
+    with _open(place, st, shown) as f:
         return f.read(PREVIEW_BYTES + 1)
 
 
-def _without_numbers(place: Place, st: os.stat_result, content: str, shown: str, ctx: ToolContext) -> bytes | None:
+def _without_numbers(content: str, old: bytes, ctx: ToolContext) -> bytes | None:
     """The content without file_read's `N|` line numbers, when a model copied them onto every line of a rewrite of
-    a file that has none (a file whose own first line looks numbered keeps them: a data file of `id|value` rows)."""
+    a file (`old`: its head) that has none (a file whose own first line looks numbered keeps them: `id|value` rows)."""
     plain = unnumbered(content) if content.rstrip("\n").count("\n") else None  # two lines at least
-    if plain is None:
-        return None
-    with fileio.open_regular(place, st, shown, "file_write", WRITE_ADVICE) as f:
-        first = f.readline(4096).decode("utf-8", "replace")
-    if unnumbered(first) is not None:
+    if plain is None or unnumbered(old[:4096].split(b"\n", 1)[0].decode("utf-8", "replace")) is not None:
         return None
     ctx.notes.append(NUMBERS_NOTE.format(field="content"))
     return fileio.encode(plain[0])
-
-
-def _holds(place: Place, st: os.stat_result, data: bytes, shown: str) -> bool:
-    """Whether the file already is `data` byte for byte (read only when the sizes agree)."""
-    if st.st_size != len(data):
-        return False
-    offset = 0
-    for chunk in fileio.read_chunks(fileio.open_regular(place, st, shown, "file_write", WRITE_ADVICE)):
-        if data[offset:offset + len(chunk)] != chunk:
-            return False
-        offset += len(chunk)
-    return offset == len(data)
 
 
 def _append(place: Place, data: bytes, shown: str) -> list[int]:
@@ -181,28 +165,21 @@ def _result(path: str, mode: str, place: Place, *, before: os.stat_result | None
             ctx: ToolContext, old: bytes = b"") -> ToolResult:
     details = {"path": str(place.real), "mode": mode, "created": before is None, "bytes": size}
     if before is None:
-        made = place.made
-        folders = f" (and folder {fileio.shown_path(made[0], ctx.workspace)}/)" if made else ""
-        message = f"Created {path}{folders}: {_plural(len(data), 'byte')}, {_lines(data)}."
+        folders = f" (and folder {fileio.shown_path(place.made[0], ctx.workspace)}/)" if place.made else ""
+        message = f"Created {path}{folders}: {plural(len(data), 'byte')}, {_lines(data)}."
     elif mode == "overwrite":
-        message = (f"Overwrote {path} (was {_plural(before.st_size, 'byte')}): now {_plural(len(data), 'byte')}, "
+        message = (f"Overwrote {path} (was {plural(before.st_size, 'byte')}): now {plural(len(data), 'byte')}, "
                    f"{_lines(data)}")
         if len(old) <= PREVIEW_BYTES and not fileio.is_binary(old[: fileio.SNIFF_BYTES]):
-            diff = _diff(old, data, *fileio.diff_names(path))
-            removed, added = _counts(diff)
+            diff = _diff(old, data, fileio.diff_names(path))
+            removed, added = (sum(line.startswith(sign) for line in diff.splitlines()[2:]) for sign in "-+")
             message += f" (-{removed}/+{added} lines)"  # a rewrite that dropped a function says so
             details.update(diff=diff, removed=removed, added=added)
         message += "."
     else:
         where = "to the end of" if mode == "append" else "at the start of"
-        message = f"Added {_plural(len(data), 'byte')} ({_lines(data)}) {where} {path}: now {_plural(size, 'byte')}."
+        message = f"Added {plural(len(data), 'byte')} ({_lines(data)}) {where} {path}: now {plural(size, 'byte')}."
     return ToolResult(content=message, details=details)
-
-
-def _counts(diff: str) -> tuple[int, int]:
-    """Lines a unified diff removes and adds (its --- and +++ header lines not counted)."""
-    lines = diff.splitlines()[2:]
-    return (sum(1 for line in lines if line.startswith("-")), sum(1 for line in lines if line.startswith("+")))
 
 
 def preview(args: dict, ctx: ToolContext) -> str:
@@ -211,37 +188,23 @@ def preview(args: dict, ctx: ToolContext) -> str:
 
     def show(place: Place) -> str:
         with fileio.os_errors("write", path):
-            st = place.lstat()
+            st, data, old = _prepare(place, args, ctx)
             if st is None:
-                return _diff(b"", fileio.encode(args["content"]), "/dev/null", f"b/{path}")
-            if stat.S_ISDIR(st.st_mode):
-                raise ToolError(f"{path} is a folder; give a file path inside it.")
-            fileio.require_regular(st, path, "file_write", WRITE_ADVICE)
-            if mode == "overwrite":
-                fileio.ensure_unchanged(ctx, place, st, path, "overwriting it")
-            with fileio.open_regular(place, st, path, "file_write", WRITE_ADVICE) as f:
-                old = f.read(PREVIEW_BYTES + 1)
-        data = fileio.encode(args["content"])
-        if mode == "overwrite":
-            data = _without_numbers(place, st, args["content"], path, ctx) or data
+                return _diff(b"", data, ("/dev/null", f"b/{path}"))
+            old = old if mode == "overwrite" else _head(place, st, path)
         if len(old) > PREVIEW_BYTES or fileio.is_binary(old[: fileio.SNIFF_BYTES]):
             what = "binary" if len(old) <= PREVIEW_BYTES else "too big to show"
             before, after = fileio.diff_names(path)
             header = f"--- {before} ({fileio.human_size(st.st_size)}, {what})\n+++ {after}\n@@ {mode} @@\n"
-            return header + "".join(f"+{line}" for line in _text_lines(data))
+            return header + "".join(f"+{line}" for line in fileio.diff_lines(data.decode("utf-8", "replace")))
         after = data if mode == "overwrite" else old + data if mode == "append" else data + old
-        return _diff(old, after, *fileio.diff_names(path)) or f"(no change to {path})"
+        return _diff(old, after, fileio.diff_names(path)) or f"(no change to {path})"
 
     return confined(ctx, path, show, write=True)
 
 
-def _text_lines(data: bytes) -> list[str]:
-    lines = data.decode("utf-8", "replace").splitlines(keepends=True)
-    return [line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines]
-
-
-def _diff(old: bytes, new: bytes, before: str, after: str) -> str:
-    return "".join(difflib.unified_diff(_text_lines(old), _text_lines(new), before, after, n=3))
+def _diff(old: bytes, new: bytes, names: tuple[str, str]) -> str:
+    return fileio.unified(old.decode("utf-8", "replace"), new.decode("utf-8", "replace"), names)
 
 
 SPEC = ToolSpec(
@@ -250,18 +213,6 @@ SPEC = ToolSpec(
         "Create or overwrite a file (parent folders made), or append/prepend to it (`mode`). Small edits: file_patch. "
         "Overwriting is refused if the file changed since you read it."
     ),
-    parameters={
-        "type": "object",
-        "properties": {
-            "path": {"type": "string"},
-            "content": {"type": "string"},
-            "mode": {"type": "string", "enum": list(MODES), "default": "overwrite"},
-        },
-        "required": ["path", "content"],
-        "additionalProperties": False,
-    },
-    side_effect=SideEffect.WRITE,
-    run=run,
-    preview=preview,
-    editable="content",
-)
+    parameters=schema("path", "content", path={"type": "string"}, content={"type": "string"},
+                      mode={"type": "string", "enum": list(MODES), "default": "overwrite"}),
+    side_effect=SideEffect.WRITE, run=run, preview=preview, editable="content")

@@ -8,6 +8,7 @@ import json
 from ga.errors import ToolError
 from ga.tooling.permissions import SideEffect
 from ga.tooling.spec import ToolContext, ToolResult, ToolSpec
+from tools import schema
 
 MIN_CALLS = 2
 """Tool calls a run must have made before there is anything verified to keep."""
@@ -47,8 +48,4 @@ def run(args: dict, ctx: ToolContext) -> ToolResult:
 SPEC = ToolSpec(
     name="start_long_term_update",
     description="Save what this run verified to memory: returns the rules and closest SOPs, to edit with file tools.",
-    parameters={"type": "object", "properties": {}, "additionalProperties": False},
-    side_effect=SideEffect.WRITE,
-    run=run,
-    deferred=True,
-)
+    parameters=schema(), side_effect=SideEffect.WRITE, run=run, deferred=True)

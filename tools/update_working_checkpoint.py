@@ -6,6 +6,7 @@ from ga.errors import ToolError
 from ga.tooling.permissions import SideEffect
 from ga.tooling.spec import ToolContext, ToolResult, ToolSpec
 from ga.tooling.tokens import estimate as token_count
+from tools import schema
 
 
 def update_checkpoint(args: dict, ctx: ToolContext) -> ToolResult:
@@ -26,14 +27,5 @@ SPEC = ToolSpec(
     name="update_working_checkpoint",
     description="Replace your notepad (≤200 tokens: goal, progress, key facts, next step). "
     "Shown every turn; kept when old history is dropped.",
-    parameters={
-        "type": "object",
-        "properties": {"key_info": {"type": "string"}},
-        "required": ["key_info"],
-        "additionalProperties": False,
-    },
-    side_effect=SideEffect.WRITE,
-    run=update_checkpoint,
-    state_only=True,
-    deferred=True,
-)
+    parameters=schema("key_info", key_info={"type": "string"}),
+    side_effect=SideEffect.WRITE, run=update_checkpoint, state_only=True, deferred=True)

@@ -1,13 +1,10 @@
-"""web_execute_js: run JavaScript in a tab and report the value plus what changed on the page.
-
-The script runs through the DevTools protocol in REPL mode, so `await` works at top level and the value of the
-last expression is returned, whether the script is one expression or several statements. A MutationObserver
-installed just before records toasts, the largest DOM change and the texts that changed in place; dialogs are
-answered by the session's policy; tabs the page opens are listed, the current tab stays.
-"""
+"""web_execute_js: run JavaScript in a tab (`await` works; the last expression's value is returned) and report the
+value plus what changed on the page: a MutationObserver installed just before records toasts, the largest DOM change
+and the texts changed in place; dialogs are answered by the session's policy; tabs the page opens are listed."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import time
@@ -17,6 +14,7 @@ from typing import Any
 from ga.errors import ToolError
 from ga.tooling.permissions import SideEffect
 from ga.tooling.spec import ToolContext, ToolResult, ToolSpec
+from tools import schema
 from tools.web import stuck, tabs
 from tools.web.pages import LOAD_WAIT_MS, event_lines, tabs_line
 from tools.web.session import BrowserSession, get_session
@@ -34,42 +32,27 @@ DESCRIPTION = (
     "$ga(13).click(). Reports navigation, new tabs (the current tab stays), dialogs and their answer, toasts, "
     "the main DOM change and changed texts. Timeout 30 s.")
 
-PARAMETERS = {
-    "type": "object",
-    "properties": {
-        "script": {"type": "string"},
-        "tab": {"type": "string", "description": "tab id, e.g. t2"},
-    },
-    "required": ["script"],
-    "additionalProperties": False,
-}
+PARAMETERS = schema("script", script={"type": "string"}, tab={"type": "string", "description": "tab id, e.g. t2"})
 
 
 def _load_js() -> dict[str, str]:
-    """The sections of execute_js.js by name: each `// == NAME ==` line starts one function's source."""
+    """The sections of web/execute_js.js by name: each `// == NAME ==` line starts one function's source.
+    SHORT_HTML_JS defines window.__gaShort(node, limit): a node as short HTML, interactive elements given web_scan
+    refs. SERIALIZE_JS defines window.__gaSerialize(value), the value as JSON text (nodes as {"__html": ...}), and
+    $ga(ref). WATCH_JS installs the MutationObserver. RUN_JS compiles the script (the last expression returned) and
+    starts it from a timer, its outcome landing in __gaRun. QUIET_JS is true once the DOM was still `quiet` ms.
+    COLLECT_JS stops the watcher and returns the toasts, the largest visible change and the texts changed in place."""
     text = (Path(__file__).parent / "web" / "execute_js.js").read_text(encoding="utf-8")
     parts = re.split(r"^// == (\w+) ==\n", text, flags=re.MULTILINE)
     return {name: body.strip() for name, body in zip(parts[1::2], parts[2::2], strict=True)}
 
 
 _JS = _load_js()
-SHORT_HTML_JS = _JS["SHORT_HTML_JS"]
-"""window.__gaShort(node, limit): a node as short HTML, giving interactive elements web_scan refs."""
-SERIALIZE_JS = _JS["SERIALIZE_JS"]
-"""window.__gaSerialize(value): the script's value as JSON text (nodes as {"__html": ...}); defines $ga(ref)."""
-WATCH_JS = _JS["WATCH_JS"]
-"""Installs the MutationObserver that records toasts and changed elements."""
-RUN_JS = _JS["RUN_JS"]
-"""Compiles the script (the last expression returned) and starts it from a timer; the outcome lands in __gaRun."""
-QUIET_JS = _JS["QUIET_JS"]
-"""True once the DOM has been still for `quiet` ms (polled by wait_for_function, bounded by SETTLE_MS)."""
-COLLECT_JS = _JS["COLLECT_JS"]
-"""Stops the watcher and returns the toasts, the largest visible change and the texts changed in place."""
 
 
 def run_script(session: BrowserSession, tab_id: str, page: Any, script: str) -> tuple[str, str | None, Any]:
     """(value as JSON text, error text, the tab's page). Started in the page, then awaited here with a timeout."""
-    page.evaluate(RUN_JS, script)  # returns at once: the script starts from a timer, after this call's answer
+    page.evaluate(_JS["RUN_JS"], script)  # returns at once: the script starts from a timer, after this call's answer
     try:
         page.wait_for_function("() => !window.__gaRun || window.__gaRun.done", timeout=TIMEOUT_MS, polling=25)
     except Exception as e:
@@ -80,10 +63,9 @@ def run_script(session: BrowserSession, tab_id: str, page: Any, script: str) -> 
                         "page. Await less, or poll in shorter calls."), page
         page = stuck.unstick(session, tab_id, page)
         return "", f"timed out after {TIMEOUT_MS / 1000:g}s: the script kept the page busy (see the note).", page
-    try:
+    state = None
+    with contextlib.suppress(Exception):
         state = stuck.evaluate(page, "() => window.__gaRun || null")
-    except Exception:
-        state = None
     if not state:
         return "undefined", None, page
     return state.get("value") or "undefined", state.get("error"), page
@@ -95,7 +77,7 @@ def execute(session: BrowserSession, script: str, tab: str | None) -> dict:
 
     def start(tab_id: str, page: Any) -> tuple[str, Any]:
         before["url"], before["title"] = page.url, _title(page)
-        for source in (SHORT_HTML_JS, SERIALIZE_JS, WATCH_JS):
+        for source in (_JS["SHORT_HTML_JS"], _JS["SERIALIZE_JS"], _JS["WATCH_JS"]):
             stuck.evaluate(page, source)
         return tab_id, page
 
@@ -115,31 +97,26 @@ def _wait_for(session: BrowserSession, new_tabs: list[str]) -> None:
     deadline = time.monotonic() + LOAD_WAIT_MS / 1000
     for t in new_tabs:
         left = deadline - time.monotonic()
-        if left <= 0 or t not in session.tabs:
-            continue
-        try:
-            session.tabs[t].wait_for_load_state("domcontentloaded", timeout=left * 1000)
-        except Exception:
-            pass
+        if left > 0 and t in session.tabs:
+            with contextlib.suppress(Exception):
+                session.tabs[t].wait_for_load_state("domcontentloaded", timeout=left * 1000)
 
 
 def _settle(session: BrowserSession, tab_id: str, page: Any) -> dict | None:
     """Let the page react (quiet DOM and network, bounded), then collect what the watcher saw."""
     try:
         try:
-            page.wait_for_function(QUIET_JS, arg=QUIET_MS, timeout=SETTLE_MS, polling=40)
+            page.wait_for_function(_JS["QUIET_JS"], arg=QUIET_MS, timeout=SETTLE_MS, polling=40)
         except Exception as e:
             if "timeout" not in str(e).lower():
                 raise
         tabs.settle(session, tab_id, page)
-        return stuck.evaluate(page, COLLECT_JS)
+        return stuck.evaluate(page, _JS["COLLECT_JS"])
     except stuck.PageBusy:
         return None
     except Exception:  # the document was replaced: a navigation
-        try:
+        with contextlib.suppress(Exception):
             page.wait_for_load_state("load", timeout=LOAD_WAIT_MS)
-        except Exception:
-            pass
         return None
 
 
@@ -221,12 +198,5 @@ def run(args: dict, ctx: ToolContext) -> ToolResult:
     return report(got, ctx)
 
 
-SPEC = ToolSpec(
-    name="web_execute_js",
-    description=DESCRIPTION,
-    parameters=PARAMETERS,
-    side_effect=SideEffect.SYSTEM_CHANGE,
-    run=run,
-    concurrent=lambda args: False,
-    deferred=True,
-)
+SPEC = ToolSpec(name="web_execute_js", description=DESCRIPTION, parameters=PARAMETERS,
+                side_effect=SideEffect.SYSTEM_CHANGE, run=run, concurrent=lambda args: False, deferred=True)

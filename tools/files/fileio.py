@@ -1,5 +1,4 @@
 """What the file tools share: per-file locks, change stamps, regular-file checks, binary sniffing, path hints.
-
 Opening, creating and replacing files happens in ga/tooling/boundary/confined.py, never by path."""
 
 from __future__ import annotations
@@ -9,6 +8,7 @@ import contextlib
 import difflib
 import itertools
 import os
+import re
 import stat
 import threading
 from collections.abc import Iterator
@@ -22,6 +22,7 @@ from ga.tooling.boundary.confined import Place
 from ga.tooling.spec import ToolContext
 
 SNIFF_BYTES = 8192
+DIFF_CONTEXT = 3
 COPY_CHUNK = 1 << 20
 WALK_LIMIT = 20_000
 SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox",
@@ -36,6 +37,7 @@ _MAGIC = (
 _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 SPECIAL_ADVICE = "If you really need its data, read it with code_run and a timeout (`timeout 5 head -c 4096 PATH`)."
+_HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
 _CONTROL = bytes(b for b in range(32) if b not in b"\t\n\r\f\b\x1b") + b"\x7f"
 
 _locks: dict[str, threading.Lock] = {}
@@ -90,6 +92,10 @@ def sniff_type(sample: bytes) -> str:
     return next((kind for magic, kind in _MAGIC if sample.startswith(magic)), "binary data")
 
 
+def plural(count: int, noun: str, many: str = "") -> str:
+    return f"{count} {noun if count == 1 else many or noun + 's'}"
+
+
 def human_size(size: int) -> str:
     value, unit = float(size), 0
     while value >= 1024 and unit < 4:
@@ -104,6 +110,22 @@ def shown_path(real: Path, workspace: Path) -> str:
 def diff_names(shown: str) -> tuple[str, str]:
     """A unified diff's two names: a/PATH and b/PATH as git writes them, an absolute path as it is (not a//var/x)."""
     return (shown, shown) if shown.startswith("/") else (f"a/{shown}", f"b/{shown}")
+
+
+def diff_lines(text: str) -> list[str]:
+    """Lines with their "\n", a last one without marked as git marks it (str.splitlines would also split on form
+    feeds and the like, which shifts line numbers)."""
+    *lines, last = text.split("\n")
+    return [line + "\n" for line in lines] + ([last + "\n\\ No newline at end of file\n"] if last else [])
+
+
+def unified(old: str, new: str, names: tuple[str, str], offset: int = 0) -> str:
+    """A unified diff, its line numbers shifted by `offset` (the diff of a region past the file's first line)."""
+    def shift(m: re.Match) -> str:
+        return f"@@ -{int(m[1]) + offset}{m[2] or ''} +{int(m[3]) + offset}{m[4] or ''} @@"
+
+    hunks = difflib.unified_diff(diff_lines(old), diff_lines(new), *names, n=DIFF_CONTEXT)
+    return "".join(_HUNK.sub(shift, h) if offset and h.startswith("@@") else h for h in hunks)
 
 
 def not_regular(shown: str, mode: int, tool: str, advice: str = SPECIAL_ADVICE) -> ToolError:
@@ -139,11 +161,9 @@ def refuse_linked(st: os.stat_result, shown: str, tool: str, *, append: bool = F
 
 
 def open_regular(place: Place, st: os.stat_result, shown: str, tool: str, advice: str = SPECIAL_ADVICE) -> BinaryIO:
-    """Open a regular file for reading, never blocking on what is not one.
-
-    Checked by stat first (opening some devices has effects of its own), then opened with O_NONBLOCK (a FIFO
-    swapped in meanwhile opens at once instead of waiting for a writer) and checked again on the open descriptor.
-    """
+    """Open a regular file for reading, never blocking on what is not one: checked by stat first (opening some
+    devices has effects of its own), opened with O_NONBLOCK (a FIFO swapped in meanwhile opens at once instead of
+    waiting for a writer) and checked again on the open descriptor."""
     require_regular(st, shown, tool, advice)
     f = confined.read_file(place)
     try:
@@ -162,15 +182,11 @@ def read_chunks(f: BinaryIO) -> Iterator[bytes]:
             yield chunk
 
 
-def _walk_names(workspace: Path) -> Iterator[Path]:
-    seen = 0
-    for folder, dirs, files in os.walk(workspace):
+def walk(root: Path) -> Iterator[Path]:
+    """Every path under `root`, top down, skipping VCS, cache and environment folders."""
+    for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
-        for name in [*dirs, *files]:
-            seen += 1
-            if seen > WALK_LIMIT:
-                return
-            yield Path(folder) / name
+        yield from (Path(folder) / name for name in [*dirs, *files])
 
 
 def suggest(real: Path, workspace: Path, limit: int = 5) -> list[str]:
@@ -186,7 +202,7 @@ def suggest(real: Path, workspace: Path, limit: int = 5) -> list[str]:
     if workspace.is_dir() and real.is_relative_to(workspace):
         matcher = difflib.SequenceMatcher(None, "", real.name.lower())
         scored = []
-        for p in _walk_names(workspace):
+        for p in itertools.islice(walk(workspace), WALK_LIMIT):
             matcher.set_seq1(p.name.lower())
             if matcher.real_quick_ratio() >= 0.75 and matcher.quick_ratio() >= 0.75 and matcher.ratio() >= 0.75:
                 scored.append((matcher.ratio(), p))
@@ -197,6 +213,4 @@ def suggest(real: Path, workspace: Path, limit: int = 5) -> list[str]:
 
 def missing(real: Path, workspace: Path, shown: str, hint: str) -> ToolError:
     close = suggest(real, workspace)
-    if close:
-        return ToolError(f"No such file: {shown}. Did you mean: {', '.join(close)}? {hint}")
-    return ToolError(f"No such file: {shown}. {hint}")
+    return ToolError(f"No such file: {shown}. " + (f"Did you mean: {', '.join(close)}? " if close else "") + hint)

@@ -34,7 +34,6 @@ _BLANKS = " \t\u00a0\u2007\u202f\u205f\u3000" + "".join(map(chr, range(0x2000, 0
 # trailing blanks (each run tried once, so long runs stay linear), line endings, then single look-alike chars
 _SPECIAL = re.compile(f"(?P<blank>(?<![{_BLANKS}])[{_BLANKS}]++(?=[\r\n]|\\Z))|(?P<eol>\r\n?)"
                       f"|(?P<fold>[{re.escape(''.join(map(chr, _FOLD)))}])")
-_NUMBERED = re.compile(r"^\s*\d+\|")
 _NUMBER = re.compile(r"[ \t]*(\d+)\|")
 NUMBERS_NOTE = ("[{field} had file_read's `N|` line numbers on every line: they were left out. Send the file's "
                 "text only.]")
@@ -155,6 +154,10 @@ def renamed_word(old: str, new: str) -> str:
     return word if len(word) > 2 and not word.isdigit() and not keyword.iskeyword(word) else ""
 
 
+def listed(numbers: list[int]) -> str:
+    return ", ".join(map(str, numbers[:LISTED_MATCHES])) + (", …" if len(numbers) > LISTED_MATCHES else "")
+
+
 def line_of(text: str, at: int) -> int:
     return text.count("\n", 0, at) + 1
 
@@ -207,7 +210,7 @@ def _closest_region(text: str, old: str) -> str:
 def no_match(text: str, old: str, shown: str) -> ToolError:
     message = (f"old_content was not found in {shown}, not even ignoring line endings, trailing spaces, "
                "quote and dash styles.")
-    if all(_NUMBERED.match(line) for line in old.strip("\n").split("\n")):
+    if all(_NUMBER.match(line) for line in old.strip("\n").split("\n")):
         message += " It starts its lines with `N|` numbers from file_read: leave those out."
     region = _closest_region(text, old)
     if region:
@@ -216,10 +219,9 @@ def no_match(text: str, old: str, shown: str) -> ToolError:
 
 
 def many(text: str, spans: list[tuple[int, int]], shown: str) -> ToolError:
-    lines = ", ".join(str(line_of(text, s)) for s, _ in spans[:LISTED_MATCHES])
-    more = ", …" if len(spans) > LISTED_MATCHES else ""
+    lines = listed([line_of(text, s) for s, _ in spans[:LISTED_MATCHES + 1]])
     count = f"more than {MAX_COUNTED}" if len(spans) > MAX_COUNTED else str(len(spans))
     overlap = "; some overlap" if any(b[0] < a[1] for a, b in itertools.pairwise(spans)) else ""
-    return ToolError(f"old_content matches {count} places in {shown} (starting at lines {lines}{more}{overlap}); "
+    return ToolError(f"old_content matches {count} places in {shown} (starting at lines {lines}{overlap}); "
                      "it must match exactly one. Include more surrounding lines in old_content (and new_content) "
                      "to make it unique, or pass replace_all=true to change every one of them.")

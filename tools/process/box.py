@@ -1,15 +1,10 @@
-"""One sandbox per run: what a code_run call starts in the background lives on until the run ends.
+"""One sandbox per run: what a code_run call starts in the background lives on until the run ends (a sandbox per
+call would end its pid namespace, and every background process with it, when the call's command exits).
 
-A sandbox per call would end its pid namespace, and every background process with it, the moment the call's command
-exits (`nohup server &` died with its call; the next call's `kill -0` found nothing). So the run keeps one box:
-bubblewrap runs KEEPER inside, once, with the layout of the run (sandbox.wrap: same mounts, limits and network).
-Each call's program, for the runner, is CLIENT, a small process outside: it hands the keeper the call's request
-(argv, cwd, environment, the script's temporary file) and its own output pipe over a Unix socket (SCM_RIGHTS); the
-keeper starts the command inside with that pipe as stdout and stderr and sends its exit code back; the client exits
-with it. So calls share the box's processes, its loopback network and its private /tmp and HOME, as they would
-outside; a timeout or Ctrl-C still kills the call's own tree (its marker), and the run's end kills the box (the run's
-marker, and the thread holding it ends). The keeper's socket is never shown inside: only the keeper holds it.
-"""
+bubblewrap runs KEEPER inside once, with the run's layout (sandbox.wrap). Each call's program is CLIENT, outside: it
+hands the keeper the call's request (argv, cwd, environment, the script's file) and its own output pipe over a Unix
+socket; the keeper starts the command inside with that pipe as its output and sends back the exit code, which the
+client exits with. A timeout or Ctrl-C still kills the call's own tree (its marker); the run's end kills the box."""
 
 from __future__ import annotations
 
@@ -30,7 +25,7 @@ from tools.guard import sandbox, sandbox_ports
 from tools.process import lifetime
 
 KEEPER = r"""
-import json, os, socket, subprocess, sys, threading
+import contextlib, json, os, socket, subprocess, sys, threading
 
 def serve(conn):
     pipe, files = None, []
@@ -60,10 +55,8 @@ def serve(conn):
         pass
     finally:
         for path in files:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(path)
-            except OSError:
-                pass
         if pipe is not None:
             os.close(pipe)
         conn.close()
@@ -106,7 +99,6 @@ if code < 0:  # killed by a signal: the client ends the same way
 sys.exit(code)
 """
 
-
 SOCKET_PATH_MAX = 100
 """A Unix socket's path has room for 107 bytes: a long TMPDIR (a bench trial's) gets the folder in /tmp instead."""
 
@@ -126,11 +118,8 @@ class Box:
                  ports: tuple[int, ...]):
         self.layout, self.ports, self.run_id = layout, ports, processes.run_id
         self.folder = _private_folder()  # 0700: the keeper's socket and the requests
-        self.socket = self.folder / "keeper.sock"
-        self.log = self.folder / "box.log"
-        self._stack = ExitStack()
-        self._stop = threading.Event()
-        self._started = threading.Event()
+        self.socket, self.log = self.folder / "keeper.sock", self.folder / "box.log"
+        self._stack, self._stop, self._started = ExitStack(), threading.Event(), threading.Event()
         self._error: BaseException | None = None
         self.proc: subprocess.Popen | None = None
         try:
@@ -185,10 +174,8 @@ class Box:
             lifetime.sweep_run(self.run_id)  # what the calls left running in it, then the box
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                pass
         self._stop.set()
         self._stack.close()
         shutil.rmtree(self.folder, ignore_errors=True)

@@ -1,12 +1,7 @@
-"""A pids cgroup per run, where the host lets ga make one: every code_run process of the run joins it, so the run's
-processes can be counted (the sandbox's process limit holds for root, whom RLIMIT_NPROC does not bind) and found
-all, even one that cleared its environment and left its session (`env -i setsid ...`): at the run's end, and
-when ga dies (the watchdog), everything in it is killed.
-
-It is made below ga's own cgroup in the pids hierarchy: with cgroup v1, or with a cgroup v2 subtree where the
-pids controller is already enabled for ga's children (a delegated one). Elsewhere (a v2 session or container
-cgroup that holds ga itself, no write access) there is none, and runs go on without it.
-"""
+"""A pids cgroup per run, where the host lets ga make one (cgroup v1, or a v2 subtree whose pids controller is
+enabled for ga's children): every code_run process of the run joins it, so the sandbox's process limit holds for
+root too (RLIMIT_NPROC does not bind root), and a process that cleared its environment and left its session
+(`env -i setsid ...`) is still found and killed at the run's end, or by the watchdog. Elsewhere there is none."""
 
 from __future__ import annotations
 
@@ -31,66 +26,42 @@ def _pids_hierarchy() -> Path | None:
         dash = fields.index("-")
         kind, options, root, point = fields[dash + 1], fields[dash + 3].split(","), fields[3], fields[4]
         key = "pids" if kind == "cgroup" and "pids" in options else "" if kind == "cgroup2" else None
-        if key is None or key not in own:
-            continue
-        path = own[key]
-        if not (path == root or path.startswith(root.rstrip("/") + "/")):
+        path = own.get(key) if key is not None else None
+        if path is None or not (path == root or path.startswith(root.rstrip("/") + "/")):
             continue
         folder = Path(point, path[len(root.rstrip("/")):].lstrip("/"))
-        if kind == "cgroup" or "pids" in _read(folder / "cgroup.subtree_control").split():
-            return folder
+        try:
+            if kind == "cgroup" or "pids" in (folder / "cgroup.subtree_control").read_text().split():
+                return folder
+        except OSError:
+            continue
     return None
 
 
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError:
-        return ""
+def create(run_id: str) -> Path | None:
+    """The run's cgroup, made anew (what a crashed ga of this run left in it killed first), or None."""
+    parent = _pids_hierarchy()
+    if parent is None:
+        return None
+    path = parent / f"ga-{run_id}"
+    sweep(run_id)
+    with contextlib.suppress(OSError):
+        path.mkdir(exist_ok=True)
+        if (path / "pids.max").exists() and os.access(path / "cgroup.procs", os.W_OK):
+            return path
+        path.rmdir()
+    return None
 
 
-class RunGroup:
-    """The run's cgroup: `argv()` makes a command join it; `kill()` ends everything in it; `close()` removes it."""
-
-    def __init__(self, path: Path):
-        self.path = path
-
-    @classmethod
-    def create(cls, run_id: str) -> RunGroup | None:
-        parent = _pids_hierarchy()
-        if parent is None:
-            return None
-        path = parent / f"ga-{run_id}"
-        sweep(run_id)  # left by a ga of this run that crashed along with its watchdog
-        try:
-            path.mkdir(exist_ok=True)
-        except OSError:
-            return None
-        if not (path / "pids.max").exists() or not os.access(path / "cgroup.procs", os.W_OK):
-            with contextlib.suppress(OSError):
-                path.rmdir()
-            return None
-        return cls(path)
-
-    def limit(self, processes: int) -> None:
-        """At most this many processes at once (0: no limit)."""
-        with contextlib.suppress(OSError):
-            (self.path / "pids.max").write_text(str(processes) if processes else "max")
-
-    def argv(self, argv: list[str]) -> list[str]:
-        return ["/bin/sh", "-c", JOIN, str(self.path / "cgroup.procs"), *argv]
-
-    def pids(self) -> list[int]:
-        return [int(p) for p in _read(self.path / "cgroup.procs").split()]
-
-    def close(self) -> list[int]:
-        """Kill everything in it, then remove it; returns the pids killed."""
-        return kill_group(str(self.path))
+def contain(group: Path, argv: list[str], processes: int) -> list[str]:
+    """argv joining the group, which then holds at most `processes` at once (0: no limit)."""
+    with contextlib.suppress(OSError):
+        (group / "pids.max").write_text(str(processes) if processes else "max")
+    return ["/bin/sh", "-c", JOIN, str(group / "cgroup.procs"), *argv]
 
 
 def sweep(run_id: str) -> list[int]:
-    """Kill what is left in the run's cgroup and remove it (at a resume: ga and its watchdog died together)."""
+    """Kill what is left in the run's cgroup and remove it; returns the pids killed."""
     parent = _pids_hierarchy()
-    if parent is None or not (parent / f"ga-{run_id}").is_dir():
-        return []
-    return kill_group(str(parent / f"ga-{run_id}"))
+    group = parent / f"ga-{run_id}" if parent is not None else None
+    return kill_group(str(group)) if group is not None and group.is_dir() else []

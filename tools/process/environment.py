@@ -1,16 +1,10 @@
-"""Environments: what a child program of code_run gets, and how ga keeps its own out of its children's reach.
+"""What a child program of code_run gets of the environment, and how ga keeps its own out of its children's reach.
 
 Children get an allow-list (locale, terminal, paths, proxies, toolchain locations) plus what the user names in
-GA_PASS_ENV, never a copy of ga's environment with a few names filtered out: DATABASE_URL, SMTP_PASS, GH_PAT or
-SENTRY_DSN need no special knowledge to stay out.
-
-ga's own environment stays readable through /proc/<ga>/environ for as long as the process lives, whatever
-os.environ says later. hide_own_environment() marks ga not dumpable (other processes of the same user can no
-longer read its environ or memory) and wipes the values of everything its children would not get from that
-initial block, keeping them in os.environ and libc's environ for ga itself and the processes it starts.
-A root child outside the sandbox keeps CAP_SYS_PTRACE and could still read ga's memory: the sandbox, where ga's
-process is not even visible, is what closes that.
-"""
+GA_PASS_ENV, never a copy of ga's environment with a few names filtered out: DATABASE_URL or GH_PAT need no special
+knowledge to stay out. ga's own environment stays readable in /proc/<ga>/environ for as long as it lives:
+hide_own_environment() marks ga not dumpable and wipes there the values children would not get (os.environ keeps
+them). A root child outside the sandbox could still read ga's memory (CAP_SYS_PTRACE): the sandbox closes that."""
 
 from __future__ import annotations
 
@@ -18,6 +12,7 @@ import ctypes
 import fnmatch
 import os
 import re
+from collections.abc import Callable, Mapping
 
 PASS_ENV = "GA_PASS_ENV"
 """Names (or globs) of extra variables children get, separated by commas or spaces: GA_PASS_ENV=DATABASE_URL,AWS_*."""
@@ -42,18 +37,17 @@ _STAT_ENV_START = 47
 """Index of env_start in /proc/self/stat after the `(comm)` field (field 50 of proc(5), 0-based from field 3)."""
 
 
-def passed_names(environ: dict[str, str]) -> list[str]:
-    return [n for n in _SPLIT.split(environ.get(PASS_ENV, "")) if n]
-
-
-def child_allowed(name: str, passed: list[str]) -> bool:
-    return name in ALLOWED or name.startswith(ALLOWED_PREFIXES) or any(fnmatch.fnmatchcase(name, p) for p in passed)
+def _allowed(environ: Mapping[str, str]) -> Callable[[str], bool]:
+    """Whether children get a variable: the allow-list, or a name or glob GA_PASS_ENV gives."""
+    passed = [n for n in _SPLIT.split(environ.get(PASS_ENV, "")) if n]
+    return lambda name: name in ALLOWED or name.startswith(ALLOWED_PREFIXES) or any(
+        fnmatch.fnmatchcase(name, p) for p in passed)
 
 
 def child_env(environ: dict[str, str], **extra: str) -> dict[str, str]:
     """The environment for child code: the allow-list and GA_PASS_ENV's names, plus `extra`."""
-    passed = passed_names(environ)
-    env = {k: v for k, v in environ.items() if child_allowed(k, passed)}
+    allowed = _allowed(environ)
+    env = {k: v for k, v in environ.items() if allowed(k)}
     env.update(PYTHONUNBUFFERED="1", **extra)
     return env
 
@@ -70,12 +64,12 @@ def hide_own_environment() -> int:
         return 0  # not Linux, or a kernel that hides the addresses: nothing to wipe
     if not start or end <= start:
         return 0
-    passed = passed_names(dict(os.environ))
+    allowed = _allowed(os.environ)
     block = ctypes.string_at(start, end - start)
     wiped, offset = 0, 0
     for entry in block.split(b"\0"):
         name, eq, _value = entry.partition(b"=")
-        if eq and not child_allowed(name.decode("utf-8", "replace"), passed) and name in os.environb:
+        if eq and not allowed(name.decode("utf-8", "replace")) and name in os.environb:
             os.environb[name] = os.environb[name]  # libc's environ now points at a copy on the heap
             ctypes.memset(start + offset, 0, len(entry))
             wiped += 1

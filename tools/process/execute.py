@@ -1,6 +1,6 @@
 """code_run's execution: the script as a command, the command policy's environment, the sandbox, the runner, and
-the result the model reads (its tail within the budget, the exit code, the hints). Imported when code first runs:
-a run that never runs code never pays for the policy, the sandbox or psutil."""
+the result the model reads. Imported when code first runs: a run that never runs code never pays for the policy,
+the sandbox or psutil."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from ga.tooling import effects
@@ -30,9 +30,9 @@ SCRIPT_NAME = "<script>"
 """How a traceback names the temporary file a script ran from."""
 PLAN_NOTE = "[plan mode: ran in the sandbox with the workspace read-only and no network; nothing was changed]"
 RESERVED_CHARS = 600
+"""Room kept in the budget for the status line and the truncation header."""
 REPEATS = "code_run_repeats"
 """The run's state: for each script that succeeded and wrote files, the workspace's fingerprint after it."""
-"""Room kept in the budget for the status line and the truncation header."""
 
 
 def run(args: dict, ctx: ToolContext) -> ToolResult:
@@ -62,9 +62,9 @@ def _remember(args: dict, ctx: ToolContext, result: ToolResult) -> None:
     files = result.details.pop("wrote", None)
     if result.is_error or not files or ctx.settings.mode == "plan":
         return
-    seen = ctx.state.setdefault(REPEATS, {})
     if (now := effects.fingerprint(ctx.settings.workdir)) is not None:
-        seen[_key(args, ctx)] = {"fingerprint": now, "files": files, "call": ctx.call_id or "earlier"}
+        ctx.state.setdefault(REPEATS, {})[_key(args, ctx)] = {"fingerprint": now, "files": files,
+                                                               "call": ctx.call_id or "earlier"}
 
 
 def _run(args: dict, ctx: ToolContext) -> ToolResult:
@@ -73,8 +73,7 @@ def _run(args: dict, ctx: ToolContext) -> ToolResult:
     if ctx.deadline is not None:  # the run's --max-time ends the program too, not just the next turn
         timeout = max(1, min(timeout, math.ceil(ctx.deadline - time.monotonic())))
     cwd = script_cwd(args, ctx)
-    processes = ctx.resources.setdefault("processes", lifetime.for_run(ctx.run_dir.name))
-    marker = processes.marker()
+    marker = ctx.resources.setdefault("processes", lifetime.for_run(ctx.run_dir.name)).marker()
     env = environment.child_env(dict(os.environ), **{lifetime.MARKER: marker})
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(cwd), env.get("PYTHONPATH", "")]))
     log_path = ctx.run_dir / "outputs" / f"{ctx.call_id or marker.rpartition('/')[2]}.log"
@@ -112,13 +111,12 @@ def _execute(command: list[str], files: list[Path], args: dict, ctx: ToolContext
     layout, outcome, disarmed, moved = _sandboxed(command, files, ctx, cwd=cwd, env=env, timeout=timeout,
                                                   capture=capture, writable=writable, confined=confined)
     result = _result(args, outcome, capture, ctx, timeout=timeout, network=layout.network)
-    if disarmed:
-        result.content += ("\nnote: git metadata this command wrote would have run code on the host at the "
-                           "user's next git command, so it was disabled: " + "; ".join(disarmed))
-        result.details["git_disabled"] = disarmed
-    if moved:
-        result.content += "\nnote: HOME's start-up files stay as they were: " + "; ".join(moved)
-        result.details["home_moved"] = moved
+    for key, items, said in (("git_disabled", disarmed, "git metadata this command wrote would have run code on the "
+                              "host at the user's next git command, so it was disabled"),
+                             ("home_moved", moved, "HOME's start-up files stay as they were")):
+        if items:
+            result.content += f"\nnote: {said}: " + "; ".join(items)
+            result.details[key] = items
     why = escape.blocked(capture.tail, layout) if result.is_error and not outcome.killed and not plan else ""
     if not why or not _run_outside(args, ctx, why, result):
         return result
@@ -165,23 +163,19 @@ def _sandboxed(command: list[str], files: list[Path], ctx: ToolContext, *, cwd: 
     layout = sandbox.layout_for(ctx.workspace, ctx.settings.home, ctx.settings.allow_paths, kept=kept,
                                 read_only=ctx.settings.mode == "plan" or confined, offline=not ctx.network)
     ports = () if layout.network or layout.read_only else sandbox_ports.ports_from()  # GA_SANDBOX_PORTS
-    if not ctx.check and not writable and not confined:  # the run's box: what the command leaves running lives on
-        client = _box(ctx, layout, ports, env).command(command, cwd=cwd, env=env, files=files)
-        try:
-            outcome = runner.run(processes.contain(client, layout.limits.procs), cwd=cwd, env=env, timeout=timeout,
+    try:
+        with ExitStack() as stack:
+            if not ctx.check and not writable and not confined:  # the run's box: what it leaves running lives on
+                argv = _box(ctx, layout, ports, env).command(command, cwd=cwd, env=env, files=files)
+            else:
+                bridge = stack.enter_context(sandbox_ports.host_bridge(ports))
+                argv = sandbox_ports.inside(command, bridge, ports) if bridge else command
+                shown = [*files, bridge] if bridge else files  # the bridge's sockets, after the private /tmp
+                argv = sandbox.wrap(argv, layout=layout, cwd=cwd, read_only=shown, writable_files=writable)
+            outcome = runner.run(processes.contain(argv, layout.limits.procs), cwd=cwd, env=env, timeout=timeout,
                                  capture=capture)
-        finally:
-            disarmed, moved = guard.disarm(roots, kept), home.after()
-        return layout, outcome, disarmed, moved
-    with sandbox_ports.host_bridge(ports) as bridge:
-        argv = sandbox_ports.inside(command, bridge, ports) if bridge else command
-        shown = [*files, bridge] if bridge else files  # the bridge's sockets, after the private /tmp
-        boxed = processes.contain(sandbox.wrap(argv, layout=layout, cwd=cwd, read_only=shown, writable_files=writable),
-                                  layout.limits.procs)
-        try:
-            outcome = runner.run(boxed, cwd=cwd, env=env, timeout=timeout, capture=capture)
-        finally:  # a hook or config the command left in git's metadata never reaches the host's git
-            disarmed, moved = guard.disarm(roots, kept), home.after()
+    finally:  # a hook or config the command left in git's metadata never reaches the host's git
+        disarmed, moved = guard.disarm(roots, kept), home.after()
     return layout, outcome, disarmed, moved
 
 
@@ -198,11 +192,8 @@ def _box(ctx: ToolContext, layout: sandbox.Layout, ports: tuple[int, ...], env: 
 
 @contextmanager
 def _script_command(script: str, kind: str) -> Iterator[tuple[list[str], list[Path]]]:
-    """The command that runs the script, and the temporary files it needs.
-
-    Python gets a temporary file, so tracebacks show its lines; bash gets the script inline
-    (`bash -c`; its errors still say `line N`) unless it is too long for one argument.
-    """
+    """The command that runs the script, and its temporary files: Python runs from a file, so tracebacks show its
+    lines; bash inline (`bash -c`: its errors still say `line N`) unless it is too long for one argument."""
     if kind == "bash" and len(script.encode()) < INLINE_LIMIT:
         yield ["bash", "-c", script], []
         return
@@ -217,49 +208,36 @@ def _script_command(script: str, kind: str) -> Iterator[tuple[list[str], list[Pa
 
 def _result(args: dict, outcome: runner.Outcome, capture: runner.OutputCapture, ctx: ToolContext, *,
             timeout: int, network: bool, sandboxed: bool | None = None) -> ToolResult:
-    kind = args.get("type", "python")
     plan = ctx.settings.mode == "plan"  # plan mode's sandbox: the workspace read-only, no network
     sandboxed = (ctx.settings.sandbox or plan) if sandboxed is None else sandboxed
-    notes = hints.hints(capture.tail, outcome.exit_code if not outcome.killed else None,
-                        script=args["script"], kind=kind, sandbox=sandboxed, network=network,
-                        read_only=plan and sandboxed)
-    notes = _run_notes(outcome, capture, sandboxed, timeout) + notes
-    hint_text = "\n".join(notes)
-    budget = max(1_000, min(TAIL_CHARS, ctx.output_budget) - RESERVED_CHARS - len(hint_text))
+    notes = _run_notes(outcome, capture, sandboxed, timeout) + hints.hints(
+        capture.tail, outcome.exit_code if not outcome.killed else None, script=args["script"],
+        kind=args.get("type", "python"), sandbox=sandboxed, network=network, read_only=plan and sandboxed)
+    budget = max(1_000, min(TAIL_CHARS, ctx.output_budget) - RESERVED_CHARS - len("\n".join(notes)))
     tail, lines = tail_lines(capture.tail, whole=capture.tail_is_whole, max_chars=budget, max_lines=TAIL_LINES)
-    truncated = len(tail) < capture.chars
-    if truncated:
-        capture.save()
-    parts = [_status(outcome, timeout)]
-    if plan:
-        parts.append(PLAN_NOTE)
-    if truncated:
-        kept = f"; it keeps the head and the tail, {capture.dropped:,} chars between dropped" if capture.dropped else ""
-        parts.append(f"[output truncated: showing the last {lines:,} of {capture.total_lines:,} lines "
-                     f"({len(tail):,} of {capture.chars:,} chars); full output: {capture.log_path} — "
-                     f"read it with file_read{kept}]")
-    parts.append(tail.rstrip("\n") if capture.chars else "(no output)")
-    parts += notes
     details = {"exit_code": outcome.exit_code, "elapsed": round(outcome.elapsed, 3), "killed": outcome.killed,
                "lines": capture.total_lines, "chars": capture.chars, "sandbox": sandboxed,
                "network": network if sandboxed else True, "survivors": outcome.survivors,
                "read_only": plan and sandboxed}
-    if truncated:
-        details["full_output"] = str(capture.log_path)
-        details["log_dropped_chars"] = capture.dropped
-    failed = bool(outcome.killed) or outcome.exit_code != 0
-    return ToolResult(content="\n".join(parts), details=details, is_error=failed)
+    parts = [_status(outcome, timeout), *([PLAN_NOTE] if plan else [])]
+    if len(tail) < capture.chars:  # truncated: the whole output is saved
+        details.update(full_output=str(capture.save()), log_dropped_chars=capture.dropped)
+        kept = f"; it keeps the head and the tail, {capture.dropped:,} chars between dropped" if capture.dropped else ""
+        parts.append(f"[output truncated: showing the last {lines:,} of {capture.total_lines:,} lines "
+                     f"({len(tail):,} of {capture.chars:,} chars); full output: {capture.log_path} — "
+                     f"read it with file_read{kept}]")
+    parts += [tail.rstrip("\n") if capture.chars else "(no output)", *notes]
+    return ToolResult(content="\n".join(parts), details=details,
+                      is_error=bool(outcome.killed) or outcome.exit_code != 0)
 
 
 def _status(outcome: runner.Outcome, timeout: int) -> str:
     took = f"{outcome.elapsed:.2f} s"
-    if outcome.killed == "timeout":
-        return (f"[killed after {took}: the {timeout} s timeout was reached; the process and all its children "
-                f"were killed (exit code {outcome.exit_code})]")
-    if outcome.killed:
-        return (f"[interrupted by the user (Ctrl-C) after {took}; the process and all its children were killed "
-                f"(exit code {outcome.exit_code})]")
-    return f"[exit code {outcome.exit_code} · {took}]"
+    if not outcome.killed:
+        return f"[exit code {outcome.exit_code} · {took}]"
+    how = (f"killed after {took}: the {timeout} s timeout was reached" if outcome.killed == "timeout"
+           else f"interrupted by the user (Ctrl-C) after {took}")
+    return f"[{how}; the process and all its children were killed (exit code {outcome.exit_code})]"
 
 
 def _run_notes(outcome: runner.Outcome, capture: runner.OutputCapture, sandboxed: bool, timeout: int) -> list[str]:
@@ -272,19 +250,14 @@ def _run_notes(outcome: runner.Outcome, capture: runner.OutputCapture, sandboxed
     if outcome.pipe_left_open:
         notes.append("note: background processes started by the script are still running and hold its output; "
                      "send their output to a file (`cmd > out.log 2>&1 &`) so code_run returns at once.")
-    if sandboxed and capture.tail_is_whole:
-        hint = escape.failure_hint(capture.tail)
-        if hint:
-            notes.append(f"hint: {hint}")
+    if sandboxed and capture.tail_is_whole and (hint := escape.failure_hint(capture.tail)):
+        notes.append(f"hint: {hint}")
     return notes
 
 
 def tail_lines(text: str, *, whole: bool, max_chars: int, max_lines: int) -> tuple[str, int]:
-    """The last complete lines of `text` within max_chars and max_lines, and how many lines that is.
-
-    `whole` says that `text` starts at the start of the output. A single line longer than max_chars
-    is the one thing cut: its end is kept.
-    """
+    """The last complete lines of `text` within max_chars and max_lines, and how many lines that is. `whole`: `text`
+    starts at the start of the output. A single line longer than max_chars is the one thing cut: its end is kept."""
     start = max(0, len(text) - max_chars)
     cut = text[start:]
     first_complete = (start == 0 and whole) or (start > 0 and text[start - 1] == "\n")

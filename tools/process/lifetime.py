@@ -1,11 +1,7 @@
 """code_run's children live no longer than ga: PR_SET_PDEATHSIG on each child, a marker in its environment
-inherited by everything it starts, and a watchdog that kills the marked processes when ga dies.
-
-A run's marker is `RUN_ID/CALL`: at the run's end (and when a run is resumed after a crash) every process
-carrying it is killed, background servers included. A program that clears its own environment and leaves
-its session escapes the marker, not the run's cgroup where the host gives one (tools/process/cgroup.py); under
---sandbox the pid namespace ends with bwrap, which ends with ga.
-"""
+(GA_CODE_RUN=RUN_ID/CALL) inherited by everything it starts, the run's cgroup where the host gives one (cgroup.py),
+and a watchdog that kills all of that when ga dies. At the run's end, and when a run is resumed after a crash,
+everything the run started is killed, background servers included."""
 
 from __future__ import annotations
 
@@ -19,20 +15,17 @@ import sys
 import threading
 import uuid
 from collections.abc import Callable
-from pathlib import Path
 
 from tools.process import cgroup, watchdog
-from tools.process.cgroup import RunGroup
 
 MARKER = watchdog.MARKER
 PR_SET_PDEATHSIG = 1
 _LIBC = ctypes.CDLL(None, use_errno=True)
-_WATCHDOG = Path(watchdog.__file__)
 _lock = threading.Lock()
 _runs: dict[str, Lifetime] = {}
 
 
-@functools.lru_cache(maxsize=1)
+@functools.cache
 def _setpriv() -> str | None:
     """util-linux's setpriv, if it can set the parent-death signal here."""
     path = shutil.which("setpriv")
@@ -45,34 +38,27 @@ def _setpriv() -> str | None:
 
 
 def tie(argv: list[str], parent: int) -> tuple[list[str], Callable[[], None] | None]:
-    """The command and preexec_fn that give the child PR_SET_PDEATHSIG: through setpriv when it is there,
-    which keeps subprocess's fast vfork path (a preexec_fn forces fork(): 70 ms for a 300 MB ga), else a
-    preexec_fn."""
-    setpriv = _setpriv()
-    if setpriv:
+    """The command and preexec_fn that give the child PR_SET_PDEATHSIG: through setpriv when it is there, which
+    keeps subprocess's fast vfork path (a preexec_fn forces fork(): 70 ms for a 300 MB ga), else a preexec_fn."""
+    if setpriv := _setpriv():
         return [setpriv, "--pdeathsig", "KILL", "--", *argv], None
-    return argv, die_with(parent)
 
-
-def die_with(parent: int) -> Callable[[], None]:
-    """A preexec_fn: the child gets SIGKILL when the thread that started it dies (ga's loop thread)."""
-    def tie() -> None:
+    def die_with_parent() -> None:
         _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != parent:  # ga died between the fork and the prctl
             os.kill(os.getpid(), signal.SIGKILL)
-    return tie
+    return argv, die_with_parent
 
 
 class Lifetime:
     """The processes one run started, watched from outside ga. A ToolContext resource: close() at the run's end."""
 
     def __init__(self, run_id: str):
-        self.run_id = run_id
-        self.prefix = f"{run_id}/"
+        self.run_id, self.prefix = run_id, f"{run_id}/"
         sweep_run(run_id)  # what an earlier ga on this run left behind, if its watchdog died with it
-        self.group = RunGroup.create(run_id)
-        group = [str(self.group.path)] if self.group else []
-        self.watchdog = subprocess.Popen([sys.executable, "-I", "-S", str(_WATCHDOG), self.prefix, *group],
+        self.group = cgroup.create(run_id)
+        group = [str(self.group)] if self.group else []
+        self.watchdog = subprocess.Popen([sys.executable, "-I", "-S", watchdog.__file__, self.prefix, *group],
                                          stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                          stderr=subprocess.DEVNULL, start_new_session=True)
 
@@ -81,21 +67,15 @@ class Lifetime:
 
     def contain(self, argv: list[str], processes: int = 0) -> list[str]:
         """argv joining the run's cgroup, limited to `processes` at once (0: no limit); as is without one."""
-        if self.group is None:
-            return argv
-        self.group.limit(processes)
-        return self.group.argv(argv)
+        return argv if self.group is None else cgroup.contain(self.group, argv, processes)
 
     def close(self) -> None:
-        """Kill everything the run left running, then let the watchdog go."""
+        """Kill everything the run left running (by marker and in its cgroup), then let the watchdog go."""
         with _lock:
             if _runs.get(self.run_id) is self:
                 del _runs[self.run_id]
         sweep_run(self.run_id)
-        if self.group is not None:
-            self.group.close()
-        if self.watchdog.stdin is not None:
-            self.watchdog.stdin.close()
+        self.watchdog.stdin.close()
         try:
             self.watchdog.wait(timeout=5)
         except subprocess.TimeoutExpired:

@@ -1,13 +1,13 @@
-"""Run a program for code_run: its own session, bounded time, merged output captured to a file, tree killing.
+"""Run a program for code_run: its own session, bounded time, merged output captured, tree killing.
 
-Memory and disk stay bounded however much the program prints: output goes to a log file as it arrives (its head and
-its tail: output_log.py) and only a tail (a few times the model's budget) is kept in memory. What streams live and what
-is logged is redacted as it comes.
-"""
+Memory and disk stay bounded however much the program prints: only a tail (a few times the model's budget) is kept in
+memory, and a bigger output goes to a log file as it arrives (its head and its tail: output_log.py). What streams
+live and what is logged is redacted as it comes."""
 
 from __future__ import annotations
 
 import codecs
+import contextlib
 import os
 import selectors
 import signal
@@ -32,47 +32,29 @@ LIVE_MAX_CHARS = 8_000
 """Live terminal output per refresh: a flood is shown as its latest part, not scrolled through in full."""
 
 
-sanitize = screen.clean
-"""Terminal noise out (the one filter everything shown goes through): escapes stripped, \\r as \\n, controls as �."""
-
-
 class OutputCapture:
-    """Takes raw output chunks: decodes, sanitises, appends to the log file, streams live, keeps a tail."""
+    """Takes raw output chunks: decodes and cleans them (ga.tooling.screen), keeps a tail, logs, streams live."""
 
     def __init__(self, log_path: Path, tail_chars: int, live: Callable[[str], None] | None = None):
-        self.log_path = log_path
+        self.log_path, self.tail_cap, self._live = log_path, 2 * tail_chars, live
         self.log: CappedLog | None = None
         """Opened once the output outgrows the tail: small outputs never touch the disk."""
-        self._log_redactor = StreamRedactor()
-        self._live_redactor = StreamRedactor()
-        self.tail_cap = 2 * tail_chars
-        self.tail = ""
-        self.chars = 0
-        self.lines = 0
-        self.ends_with_newline = True
+        self.tail, self.chars, self.lines, self._closed = "", 0, 0, False
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._held = ""
-        self._closed = False
-        self._live = live
-        self._live_text = ""
-        self._live_cut = False
-        self._live_at = 0.0
+        self._screen = screen.CleanStream()
+        self._live_redactor = StreamRedactor()
+        self._live_text, self._live_cut, self._live_at = "", False, 0.0
 
     def feed(self, data: bytes, final: bool = False) -> None:
-        text = self._held + self._decoder.decode(data, final)
-        self._held = "" if final else screen.unfinished_suffix(text)
-        if self._held:
-            text = text[: -len(self._held)]
-        text = sanitize(text)
+        text = self._screen.feed(self._decoder.decode(data, final)) + (self._screen.flush() if final else "")
         if not text:
             return
         if self.log is None and self.chars + len(text) > self.tail_cap:
             self.save()
         if self.log is not None:
-            self._log_write(text)
+            self.log.write(text)
         self.chars += len(text)
         self.lines += text.count("\n")
-        self.ends_with_newline = text.endswith("\n")
         self.tail = (self.tail + text)[-self.tail_cap:]
         self._stream(text, final)
 
@@ -80,7 +62,7 @@ class OutputCapture:
         """Start the log file with what came so far (the tail still holds all of it)."""
         if self.log is None:
             self.log = CappedLog(self.log_path)
-            self._log_write(self.tail, final=self._closed)
+            self.log.write(self.tail)
             if self._closed:  # saved after the program ended: nothing more will come
                 self.log.close()
         return self.log_path
@@ -90,20 +72,16 @@ class OutputCapture:
         """Characters the log dropped between its head and its tail."""
         return self.log.dropped_chars if self.log is not None else 0
 
-    def _log_write(self, text: str, final: bool = False) -> None:
-        self.log.write(self._log_redactor.feed(text, final))
-
     def close(self) -> None:
         self.feed(b"", final=True)
         self._stream("", True)
         self._closed = True
         if self.log is not None:
-            self._log_write("", final=True)
             self.log.close()
 
     @property
     def total_lines(self) -> int:
-        return self.lines + (0 if self.ends_with_newline or not self.chars else 1)
+        return self.lines + (0 if self.tail.endswith("\n") or not self.chars else 1)
 
     @property
     def tail_is_whole(self) -> bool:
@@ -178,11 +156,8 @@ def _pump(proc: subprocess.Popen, capture: OutputCapture, deadline: float) -> tu
 
 def _wait_exit(proc: subprocess.Popen, deadline: float) -> bool:
     """Wait for the exit until the deadline; False if it is still running (it closed its output but went on)."""
-    try:  # a pidfd wakes us the moment it exits; polling with sleeps loses ~1 ms per run
+    with contextlib.suppress(OSError):  # a pidfd wakes us the moment it exits; sleeps lose ~1 ms per run
         pidfd = os.pidfd_open(proc.pid)
-    except (AttributeError, OSError):
-        pidfd = None
-    if pidfd is not None:
         with selectors.DefaultSelector() as selector:
             selector.register(pidfd, selectors.EVENT_READ)
             selector.select(max(0.0, deadline - time.monotonic()))
@@ -203,47 +178,28 @@ def _ended(proc: subprocess.Popen) -> bool:
 
 def kill_tree(pid: int, marker: str) -> list[int]:
     """SIGKILL the process group, every descendant and every process carrying our marker; returns survivors.
-
-    `pid` itself is only signalled: its caller reaps it (psutil would steal its exit status).
-    """
+    `pid` itself is only signalled: its caller reaps it (psutil would steal its exit status)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
     victims: dict[int, psutil.Process] = {}
-    for _ in range(3):  # again, in case something forked while we were killing
-        found = _descendants(pid) + (_marked(marker) if marker else [])
-        fresh = [p for p in found if p.pid not in victims and p.pid != pid]
-        for target in (pid, *(p.pid for p in fresh)):
-            try:
-                if target == pid:
-                    os.killpg(target, signal.SIGKILL)
-                else:
-                    os.kill(target, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        victims.update((p.pid, p) for p in fresh)
-        if not fresh:
-            break
-    deadline = time.monotonic() + 2
-    alive = [p for p in victims.values() if _running(p)]
-    while alive and time.monotonic() < deadline:
+
+    def fresh(killed: set[int]) -> list[int]:  # found again each round: something may fork while we kill
+        found: list[psutil.Process] = []
+        with contextlib.suppress(psutil.Error):
+            found = psutil.Process(pid).children(recursive=True)
+        for other in watchdog.marked(marker) if marker else []:
+            with contextlib.suppress(psutil.Error):
+                found.append(psutil.Process(other))
+        for p in found:
+            if p.pid != pid:
+                victims.setdefault(p.pid, p)
+        return [p for p in victims if p not in killed]
+
+    watchdog.kill_rounds(fresh, 3)
+    deadline, alive = time.monotonic() + 2, list(victims.values())
+    while (alive := [p for p in alive if _running(p)]) and time.monotonic() < deadline:
         time.sleep(0.02)
-        alive = [p for p in alive if _running(p)]
     return [p.pid for p in alive]
-
-
-def _descendants(pid: int) -> list[psutil.Process]:
-    try:
-        return psutil.Process(pid).children(recursive=True)
-    except psutil.Error:
-        return []
-
-
-def _marked(marker: str) -> list[psutil.Process]:
-    found = []
-    for pid in watchdog.marked(marker):
-        try:
-            found.append(psutil.Process(pid))
-        except psutil.Error:
-            continue
-    return found
 
 
 def _running(p: psutil.Process) -> bool:
@@ -252,5 +208,3 @@ def _running(p: psutil.Process) -> bool:
         return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
     except psutil.Error:
         return False
-
-

@@ -1,10 +1,9 @@
 """Kills what a ga run left running once ga is gone; also imported by ga for the sweeps at exit and at resume.
 
-Started by ga as `python -I -S watchdog.py PREFIX [CGROUP]` with a pipe on stdin that only ga holds: when ga ends
-in any way (kill -9 included), the pipe reaches end of file and every process whose environment carries
-GA_CODE_RUN=PREFIX... is killed, then everything in the run's cgroup (tools/process/cgroup.py), if it has one.
-Standard library only, so it starts in a few milliseconds.
-"""
+Started by ga as `python -I -S watchdog.py PREFIX [CGROUP]` with a pipe on stdin that only ga holds: when ga ends in
+any way (kill -9 included), the pipe reaches end of file and every process whose environment carries
+GA_CODE_RUN=PREFIX... is killed, then everything in the run's cgroup (cgroup.py), if it has one. Standard library
+only, so it starts in a few milliseconds."""
 
 from __future__ import annotations
 
@@ -33,14 +32,14 @@ def marked(prefix: str) -> list[int]:
     return found
 
 
-def sweep(prefix: str, rounds: int = 5) -> list[int]:
+def sweep(prefix: str) -> list[int]:
     """SIGKILL every marked process, again while new ones appear (a fork during the sweep); returns the pids."""
-    return sorted(_kill_rounds(lambda killed: [p for p in marked(prefix) if p not in killed], rounds))
+    return sorted(kill_rounds(lambda killed: [p for p in marked(prefix) if p not in killed], 5))
 
 
-def kill_group(folder: str, rounds: int = 20) -> list[int]:
+def kill_group(folder: str) -> list[int]:
     """SIGKILL everything in the cgroup `folder`, again while new ones appear, then remove it; returns the pids."""
-    killed = _kill_rounds(lambda killed: _members(folder), rounds)
+    killed = kill_rounds(lambda killed: _members(folder), 20)
     for _ in range(50):  # the kernel lets go of a killed process a moment after it leaves cgroup.procs
         try:
             os.rmdir(folder)
@@ -61,7 +60,7 @@ def _members(folder: str) -> list[int]:
         return []
 
 
-def _kill_rounds(find, rounds: int) -> set[int]:
+def kill_rounds(find, rounds: int) -> set[int]:
     """SIGKILL what `find(killed so far)` returns, round after round, until it returns nothing."""
     killed: set[int] = set()
     for _ in range(rounds):

@@ -4,10 +4,12 @@ wrong result repeats the command or claims success."""
 
 from __future__ import annotations
 
-import os
+import contextlib
+import stat
 from pathlib import Path
 
-SKIPPED = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".pytest_cache"})
+from tools.files.fileio import walk
+
 MAX_ENTRIES = 5_000
 """A workspace larger than this is not scanned: nothing is said."""
 SHOWN_FILES = 3
@@ -16,25 +18,17 @@ SHOWN_CHARS = 240
 
 
 def written_since(root: Path, since_ns: int) -> list[Path]:
-    """Regular files under `root` modified at or after `since_ns`, newest walk order, at most SHOWN_FILES + 1."""
-    found, seen, stack = [], 0, [str(root)]
-    while stack and len(found) <= SHOWN_FILES:
-        try:
-            entries = sorted(os.scandir(stack.pop()), key=lambda e: e.name)
-        except OSError:
-            continue
-        for entry in entries:
-            seen += 1
-            if seen > MAX_ENTRIES:
-                return []
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name not in SKIPPED:
-                        stack.append(entry.path)
-                elif entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime_ns >= since_ns:
-                    found.append(Path(entry.path))
-            except OSError:
-                continue
+    """Regular files under `root` modified at or after `since_ns`, in walk order, at most SHOWN_FILES + 1."""
+    found: list[Path] = []
+    for seen, path in enumerate(walk(root)):
+        if seen >= MAX_ENTRIES:
+            return []
+        with contextlib.suppress(OSError):
+            st = path.lstat()
+            if stat.S_ISREG(st.st_mode) and st.st_mtime_ns >= since_ns:
+                found.append(path)
+        if len(found) > SHOWN_FILES:
+            break
     return found
 
 
