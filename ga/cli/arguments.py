@@ -7,22 +7,20 @@ import argparse
 from pathlib import Path
 
 import ga
-from ga.cli.help_text import ENVIRONMENT, EXIT_CODES
 from ga.invocation import invocation
 
-COMMANDS: dict[str, str] = {
-    "runs": "ga.cli.commands.runs",
-    "tail": "ga.cli.commands.tail",
-    "answer": "ga.cli.commands.answer",
-    "stop": "ga.cli.commands.stop",
-    "schedule": "ga.cli.commands.schedule",
-    "config": "ga.cli.commands.config",
-    "bench": "ga.cli.commands.bench",
-    "memory": "memory.cli",
-    "models": "ga.cli.commands.models",
-    "completion": "ga.cli.commands.completion",
-}
+COMMANDS: dict[str, str] = {name: "memory.cli" if name == "memory" else f"ga.cli.commands.{name}" for name in (
+    "runs", "tail", "answer", "stop", "schedule", "config", "bench", "memory", "models", "completion")}
 """Subcommand name → the module whose main(argv) -> exit code runs it (imported only when used)."""
+EXIT_CODES = """exit codes:
+  0    done
+  1    failed or gave up
+  2    usage or configuration error
+  3    paused, waiting for a human: --resume RUN_ID --answer "..."
+  4    a limit was reached (turns, tokens, time)
+  130  interrupted (Ctrl-C or SIGTERM); the run is saved: --resume RUN_ID continues it"""
+ENVIRONMENT = """environment: OPENAI_BASE_URL, OPENAI_API_KEY and GA_MODEL name the endpoint and the model; GA_HOME
+(default ~/.ga) holds ga's data. Every variable ga reads: docs/configuration.md"""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -64,6 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-turns", type=int, metavar="N", help="model requests per run (default 100, 0 = no limit)")
     p.add_argument("--max-tokens", type=int, metavar="N", help="prompt+completion tokens per run (0 = no limit)")
     p.add_argument("--max-time", type=float, metavar="SECONDS", help="seconds per invocation (0 = no limit)")
+    _how(p)
+    return p
+
+
+def _how(p: argparse.ArgumentParser) -> None:
+    """How a task runs: its permission mode, the places and sandbox its tools have, what is shown."""
     modes = p.add_mutually_exclusive_group()
     modes.add_argument("--plan", action="store_true", help="only read-only tools run (= --mode plan)")
     modes.add_argument("--confirm", action="store_true", help="ask before every change (= --mode confirm)")
@@ -85,7 +89,6 @@ def build_parser() -> argparse.ArgumentParser:
                    "its Markdown on a terminal")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="also show ga's own decisions: escalation, compaction, the SOPs listed and why, permissions")
-    return p
 
 
 def check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace, *, chat: bool = False) -> None:

@@ -4,7 +4,8 @@ elapsed time per thing under way. rich's Live redraws it ten times a second from
 from __future__ import annotations
 
 import time
-from typing import Protocol
+from dataclasses import dataclass, field
+from typing import Any
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
@@ -23,31 +24,20 @@ def call_line(call: ToolCall, args: dict | None = None, limit: int = 70) -> Text
     return line.append(f" {summary}" if summary else "", style="")
 
 
+@dataclass
 class Running:
-    """One tool under way: its line, when it started, and its output's unfinished last line."""
+    """One tool under way: its line, its start, whether the line was printed, its output after the last newline."""
 
-    def __init__(self, line: Text):
-        self.line = line
-        self.started = time.monotonic()
-        self.header = False
-        """Its line was printed above its output (a tool with output gets its line before that output)."""
-        self.partial = ""
-        """Output after the last newline: shown under the spinner on a terminal, printed when complete."""
-
-
-class Shown(Protocol):
-    """What the board draws (the Terminal's state)."""
-
-    running: dict[str, Running]
-    waiting: float | None
-    reply: str
-    quiet: bool
+    line: Text
+    started: float = field(default_factory=time.monotonic)
+    header: bool = False
+    partial: str = ""
 
 
 class Board:
-    """The live region: the tail of the reply being streamed, then a spinner line per thing under way."""
+    """Drawn from the Terminal's state: its running tools, the request it waits for, its reply, whether quiet."""
 
-    def __init__(self, terminal: Shown):
+    def __init__(self, terminal: Any):
         self.t = terminal
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:

@@ -1,14 +1,9 @@
 """`ga` alone on a terminal: a chat over one run, as Claude Code, aider and `llm chat` have.
 
-The first line is the run's task; each next line continues the same run (the model reads it as the user's
-follow-up). The answer is printed, then the prompt comes back. Questions (ask_user, approvals) are asked inline.
-Ctrl-C stops the message under way (calls it had not finished are recorded as stopped by the user, never run
-again at the next line) or clears the line being typed; SIGTERM ends the chat as Ctrl-D does, the run saved.
-Ctrl-D or /exit ends the chat: what the run taught is learned once, and the run stays done and resumable
-(`--continue` or `--resume ID` alone opens the chat again). The tools live as long as the chat: the browser keeps
-its pages and programs started in the background keep running. Limits (--max-turns, --max-tokens, --max-time)
-count per message.
-Line editing and history come from readline; the history is kept in GA_HOME/chat_history (0600, redacted).
+The first line is the run's task; each next line continues it. Ctrl-C stops the message under way (calls it left
+unfinished are recorded as stopped, never run again) or clears the line being typed; Ctrl-D, /exit or SIGTERM end
+the chat, the run resumable. Tools live as long as the chat; limits count per message; what the run taught is learned
+once, at the end. The line history is kept in GA_HOME/chat_history (0600, redacted).
 """
 
 from __future__ import annotations
@@ -22,22 +17,26 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ga.cli.compose import build_agent, check_start, learn_from, notify_end, open_run, prepare, serving
+from ga.cli.next_steps import carry_out, summary_line, tell
+from ga.cli.terminal import Terminal
 from ga.config import Settings
 from ga.errors import ServerUnreachable
+from ga.invocation import invocation
 from ga.protocols import ToolCall, Usage
+from ga.runs.liveness import Heartbeat
+from ga.runs.mailbox import clear_outbox, write_outbox
 from ga.tooling.redact import redact
 from ga.tooling.spec import error
 
 if TYPE_CHECKING:
     from ga.agent import Agent
-    from ga.cli.terminal import Terminal
     from ga.outcome import Outcome
     from ga.runs.folder import Run
 
 PROMPT = "› "
 BANNER = ("ga chat: type a task; each next line goes on with the same run. Ctrl-C stops a reply, Ctrl-D ends the "
           "chat, /help lists the rest")
-STOPPED = "stopped by you (Ctrl-C); what was done is kept and your next line goes on from here"
 HISTORY_FILE = "chat_history"
 HISTORY_LINES = 1000
 ENDS = ("/exit", "/quit", "exit", "quit")
@@ -49,6 +48,7 @@ Any other line goes to the model as your next message in the same run; a line th
 command (` /etc/hosts: what is in it?`)."""
 _COMMAND = re.compile(r"/[A-Za-z][\w-]*")
 """`/word` at the start of a line (a path such as /etc/hosts has a second slash and is a message)."""
+TICK = 0.2
 
 
 class Prompt:
@@ -56,8 +56,7 @@ class Prompt:
 
     def __init__(self, home: Path):
         self.path = home / HISTORY_FILE
-        self.ended = False
-        """Set by SIGTERM: the chat ends at the next prompt, or at once if it waits at one."""
+        self.ended = False  # set by SIGTERM: the chat ends at the next prompt, or at once if it waits at one
         try:
             import readline
         except ImportError:  # a Python built without it: plain lines
@@ -87,16 +86,13 @@ class Prompt:
             word = line.split(maxsplit=1)[0] if line else ""
             if not typed.startswith(" ") and _COMMAND.fullmatch(word):
                 self._command(word)
-                continue
-            if line:
+            elif line:
                 self._save()
                 return line
         return None
 
     def _command(self, word: str) -> None:
         """`/help`, or what to do about a `/word` the chat does not know (it is not sent to the model)."""
-        from ga.invocation import invocation
-
         if word == "/help":
             print(HELP.format(again=f"{invocation()} --continue"), file=sys.stderr)
         else:
@@ -109,9 +105,7 @@ class Prompt:
         raise KeyboardInterrupt
 
     def _save(self) -> None:
-        """After each line, so a crash loses none; private, as a shell's history, and without the secrets a pasted
-        line may hold (ga's own keys, key-shaped strings, `password: ...`): in this chat too, the arrow keys bring
-        back the line as kept."""
+        """After each line, private (0600) and redacted: the arrow keys bring back the line as kept."""
         if self.readline is None:
             return
         readline = self.readline
@@ -122,19 +116,14 @@ class Prompt:
         try:
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
-            self.readline.write_history_file(self.path)
+            readline.write_history_file(self.path)
         except OSError:
             pass  # a history that cannot be kept must not end the chat
 
 
-TICK = 0.2
-"""Seconds between the wake-ups of a read at the prompt (see _ticking)."""
-
-
 def _ticking(read, *args):
-    """`read(*args)` woken every TICK by SIGALRM. Python's readline looks at signals only when its wait for a key is
-    interrupted: a Ctrl-C or a SIGTERM that lands between the prompt being drawn and that wait (or on another
-    thread) would otherwise be heard only at the next key; a wake-up raises it within TICK."""
+    """`read(*args)` woken every TICK by SIGALRM: readline hears a signal only when its wait for a key is
+    interrupted, so a Ctrl-C or SIGTERM that lands just before that wait is raised within TICK, not at the next key."""
     previous = signal.signal(signal.SIGALRM, lambda signum, frame: None)
     signal.setitimer(signal.ITIMER_REAL, TICK, TICK)
     try:
@@ -146,22 +135,13 @@ def _ticking(read, *args):
 
 def chat(settings: Settings, *, resume: str | None, given: frozenset[str], quiet: bool, raw: bool = False) -> int:
     """The chat; its exit code is 0 (the user ended it), or 2 when it cannot start."""
-    from ga.cli.compose import model_settings, notify_end, open_run
-    from ga.cli.next_steps import continue_chat
-    from ga.cli.terminal import Terminal
-    from ga.local.endpoint import ensure_provisioned
-
-    model_settings(settings)
-    settings.check_endpoint()
-    ensure_provisioned(settings)
+    check_start(settings)
     ui, prompt = Terminal(quiet=quiet, raw=raw), Prompt(settings.home)
     ui.info(BANNER)
     task = None if resume else prompt.read()
     if task is None and not resume:
         return 0  # ended before the first message: no run was made
     run, settings = open_run(settings, task, resume, set(given))
-    settings.check_endpoint()
-    run.lock()
     try:
         outcome = _converse(run, settings, ui, prompt, go=bool(task) or run.state.get("status") != "done",
                             resumed=bool(resume))
@@ -174,22 +154,17 @@ def chat(settings: Settings, *, resume: str | None, given: frozenset[str], quiet
         run.unlock()
     if outcome is not None:
         notify_end(run, outcome)
-    ui.info(f"run {run.id} is {run.state.get('status')}; open it again with: {continue_chat(run.id)}")
+    ui.info(f"run {run.id} is {run.state.get('status')}; open it again with: {invocation()} --continue  (or --resume "
+            f"{run.id})")
     return 0
 
 
 def _converse(run: Run, settings: Settings, ui: Terminal, prompt: Prompt, *, go: bool,
               resumed: bool) -> Outcome | None:
     """Messages until the user ends the chat; then the tools close and what the run taught is learned, once."""
-    from ga.cli.compose import build_agent, learn_from
-    from ga.cli.plan import carry_out
-    from ga.local.endpoint import serving
-    from ga.runs.liveness import Heartbeat
-
-    _prepare(run, settings, resumed=resumed)
+    prepare(run, settings, resumed=resumed)
     outcome = None
-    with serving(settings, run.folder / "local-server.log", ui.notice) as served:
-        run.state.setdefault("context", {})["steps"] = served.context_steps or "small"
+    with serving(settings, run, ui.notice) as served:
         agent = build_agent(run, served, Heartbeat(ui, run.folder), answer=None)
         agent.keep_open = True  # the browser and background programs last as long as the chat
         if not go:  # a finished run opened again: its answer, then the prompt
@@ -215,22 +190,8 @@ def _converse(run: Run, settings: Settings, ui: Terminal, prompt: Prompt, *, go:
     return outcome
 
 
-def _prepare(run: Run, settings: Settings, *, resumed: bool) -> None:
-    if settings.learn:
-        from sop.library import install_seeds
-
-        install_seeds(settings.home)  # first run of a GA_HOME: the seed SOPs
-    if resumed:  # what an earlier ga on this run left running, if its watchdog died too
-        from tools import sweep_run
-
-        sweep_run(run.id)
-
-
 def _message(agent: Agent, ui: Terminal, text: str | None, base: Settings) -> Outcome:
     """One message (None: the run as it stands), its answer told, and one line of what it took."""
-    from ga.cli.summary import summary_line
-    from ga.runs.mailbox import clear_outbox, write_outbox
-
     turns, spent, began = agent.turns, dataclasses.replace(agent.usage), time.monotonic()
     _limits(agent, base)
     agent.answer = text
@@ -239,7 +200,7 @@ def _message(agent: Agent, ui: Terminal, text: str | None, base: Settings) -> Ou
     if outcome.status == "interrupted":
         _drop_pending(agent)
     write_outbox(agent.run, outcome.as_json(), outcome.question)
-    _tell(ui, outcome, agent.run)
+    tell(ui, agent.run, outcome, agent.settings, chat=True)
     if not ui.quiet:
         used = Usage(**{f.name: getattr(agent.usage, f.name) - getattr(spent, f.name)
                         for f in dataclasses.fields(Usage)})
@@ -270,16 +231,3 @@ def _limits(agent: Agent, base: Settings) -> None:
     s.max_tokens = base.max_tokens + agent.usage.total if base.max_tokens else 0
     agent.clock = time.monotonic()
     agent.ctx.deadline = agent.clock + base.max_time if base.max_time else None
-
-
-def _tell(ui: Terminal, outcome: Outcome, run: Run) -> None:
-    if outcome.status == "done":
-        ui.answer(outcome.status, outcome.answer)
-        if outcome.verified is False:
-            failed = run.state.get("last_failed") or "a tool call"
-            ui.notice(f"not verified: the last step failed ({failed}) and nothing succeeded after it", error=True)
-        return
-    ui.close()
-    ui.notice(STOPPED if outcome.status == "interrupted" else f"{outcome.status}: {outcome.answer}", error=True)
-    if outcome.status == "paused":
-        ui.hint("your next line answers it")

@@ -1,16 +1,5 @@
-"""--jsonl: progress as one JSON object per line on stdout, for programs that drive ga (as `codex exec --json`).
-
-It stands in for the Terminal (ga/cli/terminal.py) with the same methods. Events, in order of a run:
-
-  {"type": "start", "run_id", "task", "model", "workdir", "mode", "resumed", "autonomous" (why, or null),
-   "sandbox" (true/false), "sandbox_why"}
-  {"type": "turn", "turn", "text"}                        a reply arrived (its text; tool calls follow)
-  {"type": "usage", "requests", "prompt_tokens", "completion_tokens"}     totals so far
-  {"type": "tool_start", "id", "name", "arguments"}
-  {"type": "tool_end", "id", "name", "ok", "summary", "elapsed"}
-  {"type": "stage", "stage", "reason"}                    an escalation stage change (0: reset)
-  {"type": "notice", "text"}                              anything else worth a line (a retry, a restart)
-  {"type": "end", "run_id", "status", "answer", "usage", "tool_calls", "exit_code"}   always last
+"""--jsonl: progress as one JSON object per line on stdout, for programs that drive ga (as `codex exec --json`). It
+stands in for the Terminal; its events (start ... end, always last) are listed in docs/cli.md.
 """
 
 from __future__ import annotations
@@ -42,7 +31,7 @@ class JsonlSink:
         self._text: list[str] = []
 
     def human_seconds(self) -> float:
-        return 0.0  # --jsonl never waits on a human at a prompt
+        return 0.0  # no human at a prompt
 
     def emit(self, event: dict) -> None:
         try:
@@ -51,15 +40,10 @@ class JsonlSink:
         except (BrokenPipeError, ValueError):  # the reader went away: the run goes on and stays on disk
             reader_gone(self.out, say=True)
 
-    def started(self, *, run_id: str, task: str, model: str, workdir: str, mode: str, resumed: bool,
-                model_settings: str = "default", check: str = "", autonomous: str = "", sandbox: bool = False,
-                sandbox_why: str = "") -> None:
-        self.emit({"type": "start", "run_id": run_id, "task": task, "model": model, "workdir": workdir,
-                   "mode": mode, "resumed": resumed, "model_settings": model_settings, "check": check or None,
-                   "autonomous": autonomous or None, "sandbox": sandbox, "sandbox_why": sandbox_why or None})
-
-    def turn(self, number: int) -> None:
-        """A request starts: its turn event comes when the reply is complete (usage)."""
+    def started(self, *, check: str = "", autonomous: str = "", sandbox_why: str = "", **header: object) -> None:
+        """The run's header (Terminal.started's keywords); what is not given is null."""
+        self.emit({"type": "start", **header, "check": check or None, "autonomous": autonomous or None,
+                   "sandbox_why": sandbox_why or None})
 
     def text(self, chunk: str) -> None:
         self._text.append(chunk)
@@ -88,24 +72,19 @@ class JsonlSink:
     def notice(self, text: str, *, error: bool = False) -> None:
         self.emit({"type": "notice", "text": text})
 
-    def info(self, text: str) -> None:
-        """A line about the run itself (plan mode's confinement): a notice too."""
-        self.notice(text)
+    info = notice
 
-    def live(self, text: str) -> None:
-        """A program's output as it runs: kept out of the stream (tool_end summarises; the run folder has it all)."""
+    def _nothing(self, *args: object) -> None:
+        """Not an event: a request starting (its turn comes with its usage), a program's output as it runs (tool_end
+        sums it up; the run folder has it all), the answer (the end event carries it), closing."""
+
+    turn = live = answer = close = _nothing
 
     def ask(self, question: str, candidates: list[str]) -> str:
         raise EOFError("no human reads --jsonl: the run pauses instead")
 
     def approve(self, title: str, text: str, editable: str | None = None, remember: str = "") -> tuple[str, str]:
         raise EOFError("no human reads --jsonl: changes needing approval are refused")
-
-    def answer(self, status: str, text: str) -> None:
-        """The final answer travels in the end event."""
-
-    def close(self) -> None:
-        """Nothing is under way on a stream of events."""
 
     def end(self, outcome: Outcome) -> None:
         self.emit({"type": "end", **outcome.as_json(), "exit_code": outcome.exit_code})

@@ -1,11 +1,5 @@
 """Command line: ga "task" [options] | ga --resume RUN_ID [--answer TEXT] | ga COMMAND (or python run.py ...).
-
-Subcommands in the style of simonw/llm: a first word that names a command runs it (`help` and `version` too); any
-other first word starts a task; `ga run "TEXT"` always starts a task (even one called "runs").
-
-Here: the entry point that routes the first word, and a task's start (its settings from the flags, the sandbox
-chosen, --continue, --detach). What the command line accepts (subcommands, flags, combinations refused) is in
-arguments.py.
+A first word that names a command runs it (`help` and `version` too); any other starts a task, as does `ga run TEXT`.
 """
 
 from __future__ import annotations
@@ -30,13 +24,11 @@ if TYPE_CHECKING:
     from ga.config import Settings
 
 EXIT_USAGE = 2
-NO_RUN = frozenset({"-h", "--help", "--version", "--detach"})
-"""Flags after which this process starts no run of its own: the SDK is not imported for them."""
+NO_RUN = frozenset({"-h", "--help", "--version", "--detach"})  # this process starts no run: no SDK import
 
 
 def wants_chat(args: argparse.Namespace) -> bool:
-    """`ga` (or `ga --continue`, `ga --resume ID`) with no task on a terminal, and nothing that asks for a program's
-    output: a chat (ga/cli/chat.py, imported only then)."""
+    """`ga` (or `ga --continue`, `ga --resume ID`) with no task on a terminal, and no program's output asked: a chat."""
     quiet_ways = args.json or args.jsonl or args.detach or args.detached_child or args.autonomous
     return not args.task and args.answer is None and not quiet_ways and sys.stdin.isatty() and sys.stdout.isatty()
 
@@ -69,30 +61,26 @@ def choose_sandbox(settings: Settings, args: argparse.Namespace) -> None:
     (--no-sandbox opts out; a resumed run keeps its own choice)."""
     from tools import sandbox_problem
 
-    if args.sandbox:
-        if reason := sandbox_problem():
-            raise ConfigError(f"--sandbox cannot hold on this host: {reason}. Fix that, or run with --no-sandbox.")
-        settings.sandbox_why = "--sandbox"
-    elif args.no_sandbox:
-        settings.sandbox_why = "--no-sandbox"
-    elif args.resume:
-        settings.sandbox_why = "as the run started"
-    else:
-        reason = sandbox_problem()
-        settings.sandbox, settings.sandbox_why = not reason, reason or "the default"
-        if reason:
-            print(f"ga: code_run runs without a sandbox: {reason}; --no-sandbox silences this.", file=sys.stderr)
+    if args.sandbox and (reason := sandbox_problem()):
+        raise ConfigError(f"--sandbox cannot hold on this host: {reason}. Fix that, or run with --no-sandbox.")
+    if args.sandbox or args.no_sandbox or args.resume:
+        settings.sandbox_why = ("--sandbox" if args.sandbox else "--no-sandbox" if args.no_sandbox
+                                else "as the run started")
+        return
+    reason = sandbox_problem()
+    settings.sandbox, settings.sandbox_why = not reason, reason or "the default"
+    if reason:
+        print(f"ga: code_run runs without a sandbox: {reason}; --no-sandbox silences this.", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The command line; Ctrl-C outside a run's loop (which saves the run itself) and a reader that went away
-    (`ga runs | head -1`) end it without a traceback."""
+    """The command line; Ctrl-C outside a run and a reader that went away (`ga runs | head -1`) end it quietly."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if (not argv or argv[0] not in (*COMMANDS, "help", "version")) and not NO_RUN.intersection(argv):
         warm.start()  # a run is coming: the SDK's import overlaps everything up to the model client (warm.py)
     try:
         code = dispatch(argv)
-        sys.stdout.flush()  # here, not at exit: a buffered listing meets a closed pipe now, where it is handled
+        sys.stdout.flush()  # here, not at exit: a buffered listing meets a closed pipe where it is handled
         return code
     except KeyboardInterrupt:
         return 130
@@ -105,35 +93,22 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def dispatch(argv: list[str]) -> int:
+    if argv[:1] == ["help"]:  # `ga help [COMMAND]`: the top --help, or that command's
+        if argv[1:] and argv[1] not in COMMANDS:
+            print(f"ga: no command {argv[1]!r}; commands: {', '.join(COMMANDS)} (`{invocation()} help`)",
+                  file=sys.stderr)
+            return EXIT_USAGE
+        argv = [*argv[1:2], "--help"]
     if argv and argv[0] in COMMANDS:
         try:
             return importlib.import_module(COMMANDS[argv[0]]).main(argv[1:])
         except ConfigError as e:  # a command's bad input (no such run, a bad job file): one message, exit 2
             print(redact(f"ga: {e}"), file=sys.stderr)
             return EXIT_USAGE
-    if argv[:1] == ["help"]:
-        return help_command(argv[1:])
     if argv == ["version"]:
         print(f"ga {ga.__version__}")
         return 0
-    if argv and argv[0] == "run":
-        return run_command(argv[1:])
-    return run_command(argv)
-
-
-def help_command(argv: list[str]) -> int:
-    """`ga help` (the top --help) and `ga help COMMAND` (that command's)."""
-    if not argv:
-        build_parser().print_help()
-        return 0
-    if argv[0] not in COMMANDS:
-        print(f"ga: no command {argv[0]!r}; commands: {', '.join(COMMANDS)} (`{invocation()} help`)",
-              file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        return importlib.import_module(COMMANDS[argv[0]]).main([*argv[1:], "--help"])
-    except SystemExit as done:  # argparse's --help ends with exit 0
-        return int(done.code or 0)
+    return run_command(argv[1:] if argv[:1] == ["run"] else argv)
 
 
 def run_command(argv: list[str]) -> int:
@@ -149,33 +124,7 @@ def run_command(argv: list[str]) -> int:
     chat_wanted = wants_chat(args)  # `ga` alone on a terminal
     check_combinations(parser, args, chat=chat_wanted)
     try:
-        settings = settings_from(args)
-        for line in check_allow_paths(settings.allow_paths, home=Path.home(), ga_home=settings.home):
-            print(f"ga: {line}", file=sys.stderr)
-        if args.detach:
-            return detach_run(argv, args)
-        if args.continue_run:
-            _continue(args, settings)
-        if args.resume:  # from a new shell too: the run's own profile and endpoint, the key from this shell
-            settings = settings_from(args, _remembered(settings, args.resume))
-        intake = piped.take(args)
-        from ga.cli.compose import run_task  # the heavy imports wait until the flags are known good
-        from tools import hide_own_environment
-
-        hide_own_environment()  # before any child exists: /proc/<ga>/environ no longer shows the key
-
-        choose_sandbox(settings, args)
-        given = frozenset(k for k, flag in (("workdir", args.workdir), ("model", args.model or args.local),
-                                            ("sandbox", args.sandbox or args.no_sandbox),
-                                            ("mode", args.plan or args.confirm or args.mode),
-                                            ("allow_paths", args.allow_path), ("learn", args.no_learn),
-                                            ("check", args.check), ("model", args.profile)) if flag)
-        if chat_wanted:
-            from ga.cli.chat import chat
-
-            return chat(settings, resume=args.resume, given=given, quiet=args.quiet, raw=args.raw)
-        outcome = run_task(settings, task=args.task, resume=args.resume, answer=args.answer, quiet=args.quiet,
-                           given=given, jsonl=args.jsonl, detached=args.detached_child, piped=intake, raw=args.raw)
+        return _start(argv, args, chat_wanted=chat_wanted)
     except (ConfigError, AgentStop) as e:  # AgentStop here: a failure before the loop started
         print(redact(f"ga: {e}"), file=sys.stderr)
         code = e.exit_code if isinstance(e, AgentStop) else EXIT_USAGE
@@ -183,8 +132,34 @@ def run_command(argv: list[str]) -> int:
             result = _empty_result(args.resume, "error", redact(str(e)))
             print(json.dumps({"type": "end", **result, "exit_code": code} if args.jsonl else result))
         return code
-    return outcome.exit_code
 
+
+def _start(argv: list[str], args: argparse.Namespace, *, chat_wanted: bool) -> int:
+    settings = settings_from(args)
+    for line in check_allow_paths(settings.allow_paths, home=Path.home(), ga_home=settings.home):
+        print(f"ga: {line}", file=sys.stderr)
+    if args.detach:
+        return detach_run(argv, args)
+    if args.continue_run:
+        _continue(args, settings)
+    if args.resume:  # from a new shell too: the run's own profile and endpoint, the key from this shell
+        settings = settings_from(args, _remembered(settings, args.resume))
+    intake = piped.take(args)
+    from ga.cli.compose import run_task  # the heavy imports wait until the flags are known good
+    from tools import hide_own_environment
+
+    hide_own_environment()  # before any child exists: /proc/<ga>/environ no longer shows the key
+    choose_sandbox(settings, args)
+    flags = {"workdir": args.workdir, "model": args.model or args.local or args.profile, "check": args.check,
+             "sandbox": args.sandbox or args.no_sandbox, "mode": args.plan or args.confirm or args.mode,
+             "allow_paths": args.allow_path, "learn": args.no_learn}
+    given = frozenset(name for name, flag in flags.items() if flag)  # a resumed run keeps its own for the others
+    if chat_wanted:
+        from ga.cli.chat import chat
+
+        return chat(settings, resume=args.resume, given=given, quiet=args.quiet, raw=args.raw)
+    return run_task(settings, task=args.task, resume=args.resume, answer=args.answer, quiet=args.quiet,
+                    given=given, jsonl=args.jsonl, detached=args.detached_child, piped=intake, raw=args.raw).exit_code
 
 
 def _continue(args: argparse.Namespace, settings: Settings) -> None:

@@ -1,25 +1,24 @@
 """Input piped to ga. `cat app.log | ga "explain this error"`: the text goes to the model with the task, up to a cap;
-past it, the start and the end go, and the whole is saved in the run folder (the file tools can read it), named in
-the task. `ga -` (or `… | ga` with no task) reads the task itself from stdin; `--answer -` reads the answer.
-
-Only a pipe or a file is read: a terminal, /dev/null or a closed stdin give nothing. A pipe that stays silent gets one
-line on stderr, so a command waiting on it never looks hung. At most LIMIT bytes are read (`yes | ga` read 4.8 GiB into
-memory in 15 s); a cut input says so, to the user and to the model.
+past it, its start and end go, and the whole is saved in the run folder, named in the task. `ga -` (or `… | ga`
+alone) reads the task itself from stdin; `--answer -` reads the answer. Only a pipe or a file is read, at most LIMIT
+bytes; a cut input says so, to the user and to the model. A silent pipe gets one line on stderr saying ga waits.
 """
 
 from __future__ import annotations
 
 import argparse
-import codecs
 import os
 import select
 import stat
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ga.errors import ConfigError
+
+if TYPE_CHECKING:
+    from ga.runs.folder import Run
 
 SILENT = 2.0
 """Seconds a pipe may stay silent before ga says it is waiting for it."""
@@ -28,11 +27,8 @@ SHARE = 4
 HEAD = 0.25
 """Of a cut input, the share shown from its start (the rest from its end: a log's error is at its end)."""
 LIMIT = 16 << 20
-"""Piped bytes read at most; the rest is left unread (its writer gets SIGPIPE when ga is done) and the cut is said.
-A larger input is better given as a file path, which the file tools read in place."""
 CUT_ENV = "GA_PIPED_CUT"
 """Set by a --detach parent for its child when the input it passes on was cut."""
-_BLOCK = 1 << 20
 
 
 def kind() -> str:
@@ -64,46 +60,50 @@ def read_all(*, waiting: bool = True) -> Piped:
 
 @dataclass(kw_only=True)
 class Piped:
-    """What came on stdin, and what it is for."""
+    """What came on stdin (its first LIMIT bytes when `cut`), and whether it is the task or answer itself."""
 
     data: bytes
-    """The input (its first LIMIT bytes when `cut`)."""
     cut: bool = False
-    """The input went on past LIMIT bytes, which were all that was read."""
     is_message: bool = False
-    """The task (or the answer) itself, not context for one."""
-    source: str = "a pipe"
 
     def for_child(self) -> tuple[bytes, dict[str, str]]:
         """What a --detach child gets on its stdin (the input as read here), and the environment that says a cut."""
         return self.data, ({**os.environ, CUT_ENV: "1"} if self.cut else dict(os.environ))
 
+    def join(self, run: Run, answer: str | None, budget_tokens: int, *, resume: bool) -> str | None:
+        """The input joined to the resume's answer (returned) or to the run's task (saved in its state)."""
+        if resume:
+            return self.message(answer or "", run.folder, budget_tokens)
+        given = run.state.get("task", "")
+        run.state["task"] = self.message(given, run.folder, budget_tokens)
+        what = "" if self.is_message else f" [with {len(self.data):,} bytes piped{', cut' if self.cut else ''}]"
+        run.state["shown_task"] = (given if not self.is_message else run.state["task"])[:500] + what
+        run.save_state()
+        return answer
+
     def message(self, words: str, folder: Path, budget_tokens: int) -> str:
-        """`words` (the task or the answer as given) with the piped text, capped to a share of the history budget;
-        past the cap, the whole is saved in `folder` and named."""
+        """`words` with the piped text, capped to a share of the history budget; past the cap, the whole is saved
+        in `folder` and named."""
         from ga.tooling.tokens import CHARS_PER_TOKEN  # not at import: the command line starts faster without it
 
         cap = max(2_000, budget_tokens // SHARE * CHARS_PER_TOKEN)
         if b"\0" in self.data[:8192]:
-            saved = self._save(folder)
             return _join(words, f"[The input piped to ga is binary data ({len(self.data):,} bytes"
-                                f"{', cut' if self.cut else ''}), saved as {saved}.]")
+                                f"{', cut' if self.cut else ''}), saved as {self._save(folder)}.]")
         text = self.data.decode("utf-8", errors="replace")
         lines = text.count("\n") + (not text.endswith("\n"))
-        if not self.cut:
-            if self.is_message and len(text) <= cap:
-                return text.strip()
-            if len(text) <= cap:
-                return _join(words, f"[Input piped to ga ({lines:,} lines):]\n{_fenced(text)}")
-        head, tail, size = text[: int(cap * HEAD)], text[-(cap - int(cap * HEAD)):], f"{len(self.data):,} bytes"
-        saved = self._save(folder)
+        if not self.cut and len(text) <= cap:
+            return text.strip() if self.is_message else _join(words, f"[Input piped to ga ({lines:,} lines):]\n"
+                                                                     f"{_fenced(text)}")
+        head, tail = text[: int(cap * HEAD)], text[-(cap - int(cap * HEAD)):]
         head, tail = head[: head.rfind("\n") + 1] or head, tail[tail.find("\n") + 1:] or tail  # whole lines
         first = head.count("\n") + 1
         last = lines - tail.count("\n") - (not tail.endswith("\n")) + 1
         whole = (f"cut at {LIMIT >> 20} MiB, where ga stopped reading (give a larger input as a file path instead): "
-                 f"{lines:,} lines read" if self.cut else f"{lines:,} lines, {size}")
+                 f"{lines:,} lines read" if self.cut else f"{lines:,} lines, {len(self.data):,} bytes")
         note = (f"[Input piped to ga: {whole}, too long to show whole. Lines 1-{first - 1} and {last}-{lines} follow; "
-                f"all of {'what was read' if self.cut else 'it'} is in {saved} (file_read it for the rest).]")
+                f"all of {'what was read' if self.cut else 'it'} is in {self._save(folder)} (file_read it for the "
+                "rest).]")
         return _join(words, f"{note}\n{_fenced(head + f'[… lines {first}-{last - 1} left out …]' + chr(10) + tail)}")
 
     def _save(self, folder: Path) -> Path:
@@ -112,31 +112,12 @@ class Piped:
         while path.exists():
             n += 1
             path = folder / f"stdin-{n}.txt"
+        from ga.tooling.redact import redact
+
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.writelines(_redacted(self._blocks()))
+            f.write(redact(self.data.decode("utf-8", errors="replace")))
         return path
-
-    def _blocks(self) -> Iterator[bytes]:
-        yield from (self.data[i:i + _BLOCK] for i in range(0, len(self.data), _BLOCK))
-
-
-def _redacted(blocks: Iterator[bytes]) -> Iterator[str]:
-    """The text of `blocks`, redacted a stretch of whole lines at a time (a private key's PEM block whole: a stretch
-    ending inside one waits for the rest, up to 1 MiB)."""
-    from ga.tooling.redact import redact
-
-    decoder, held = codecs.getincrementaldecoder("utf-8")(errors="replace"), ""
-    for block in blocks:
-        text = held + decoder.decode(block)
-        cut = text.rfind("\n") + 1
-        begin = text.rfind("-----BEGIN", 0, cut)
-        if begin > text.rfind("-----END", 0, cut) and cut - begin < _BLOCK:
-            cut = begin
-        held = text[cut:]
-        if cut:
-            yield redact(text[:cut])
-    yield redact(held + decoder.decode(b"", final=True))
 
 
 def _join(words: str, block: str) -> str:
@@ -157,9 +138,8 @@ def adopt(args: argparse.Namespace) -> None:
 
 
 def take(args: argparse.Namespace) -> Piped | None:
-    """Read stdin when it has a use here. A task or an answer of "-" is read from it (and becomes "" in `args`: the
-    text comes as the Piped message); a task, or a resume's answer, given while stdin is a pipe or a file gets what
-    comes as context. A resume without an answer leaves stdin alone."""
+    """Stdin when it has a use here: a task or an answer of "-" is read from it (becoming "" in `args`); a task, or
+    a resume's answer, given while stdin is a pipe or a file gets it as context."""
     for name in ("task", "answer"):
         if getattr(args, name) == "-":
             source = kind()
@@ -169,10 +149,9 @@ def take(args: argparse.Namespace) -> Piped | None:
             if not piped.data.strip():
                 raise ConfigError(f"The {name} read from stdin is empty.")
             setattr(args, name, "")
-            piped.is_message, piped.source = True, source or "a terminal"
+            piped.is_message = True
             return piped
     if not kind() or (args.resume and args.answer is None):
         return None
     piped = read_all()
-    piped.source = kind()
     return piped if piped.data.strip() else None

@@ -1,7 +1,5 @@
 """Questions and approvals at the terminal: the answer line, a reason with a reject, a change edited in $EDITOR.
-
-Everything here talks to a human; nothing typed here reaches the model as an error: an edit that cannot be used
-is said so at the prompt, which asks again.
+An edit that cannot be used is said at the prompt, which asks again: nothing typed here reaches the model as an error.
 """
 
 from __future__ import annotations
@@ -18,15 +16,11 @@ from rich.text import Text
 
 from ga.tooling import screen
 
-APPROVE = ("a", "approve", "y", "yes")
-APPROVE_TOOL = ("t", "tool", "always")
-"""Confirm mode: approve this tool's calls for the rest of the run."""
-APPROVE_RUN = ("l", "all")
-"""Confirm mode: approve every change for the rest of the run."""
-REJECT = ("r", "reject", "n", "no")
-EDIT = ("e", "edit")
-END_OF_TEXT = "."
-"""Without $EDITOR, new text is typed at the prompt and ends with a line holding only this (or Ctrl-D)."""
+WORDS = {word: kind for kind, words in (("approve", "a approve y yes"), ("reject", "r reject n no"), ("edit", "e edit"),
+                                         ("tool", "t tool always"), ("run", "l all")) for word in words.split()}
+"""What an approval takes; confirm mode also "tool" (its calls) and "run" (every change) for the rest of the run."""
+DIFF_STYLES = (("+++", "bold"), ("---", "bold"), ("+", "green"), ("-", "red"), ("@@", "cyan"))
+END_OF_TEXT = "."  # without $EDITOR, typed text ends with a line holding only this (or Ctrl-D)
 
 
 def read_line(console: Console, prompt: str) -> str:
@@ -42,9 +36,8 @@ def read_line(console: Console, prompt: str) -> str:
 
 
 def _wait_for_input() -> None:
-    """On a terminal, wait in short steps: Ctrl-C's SIGINT may be taken by a thread that is not Python's (a numeric
-    library's pool), and then a read blocked in the main thread would hear of it only at the next key; a return to
-    Python every 0.2 s raises it at once. (A tty hands out one line per read: nothing waits in Python's buffer.)"""
+    """On a terminal, wait in 0.2 s steps: a Ctrl-C taken by a thread that is not Python's would otherwise be heard
+    only at the next key. (A tty hands out one line per read: nothing waits in Python's buffer.)"""
     try:
         if not sys.stdin.isatty():
             return
@@ -56,16 +49,15 @@ def _wait_for_input() -> None:
 
 
 def ask_prompt(console: Console, question: str, candidates: list[str]) -> str:
-    console.print(Text.assemble(("? ", "bold magenta"), screen.clean(question)))
+    if question:
+        console.print(Text.assemble(("? ", "bold magenta"), screen.clean(question)))
     for i, candidate in enumerate(candidates, 1):
         console.print(Text(f"  {i}. {screen.one_line(candidate, 200)}"))
     return read_line(console, "[number or your answer] > " if candidates else "[your answer] > ")
 
 
 def approve_prompt(console: Console, title: str, shown: str, editable: str, remember: str = "") -> tuple[str, str]:
-    """("approve", ""), ("reject", reason or ""), or ("edit", the new text of `editable`); with `remember` (a tool's
-    name) also ("approve", "tool"): that tool for the rest of the run, or ("approve", "run"): every change;
-    ("pause", "") when input ended (Ctrl-D)."""
+    """As UI.approve (ga/protocols.py), and ("pause", "") when input ended (Ctrl-D)."""
     console.print(Text(f"Approve {screen.one_line(title, 200).rstrip('?')}?", style="bold yellow"))
     console.print(preview(shown))
     if remember:
@@ -76,21 +68,20 @@ def approve_prompt(console: Console, title: str, shown: str, editable: str, reme
             word, _, rest = read_line(console, "[a]pprove / [r]eject / [e]dit > ").strip().partition(" ")
         except EOFError:  # Ctrl-D: the run pauses here, as at a question (ga/tooling/approval.py)
             return "pause", ""
-        word = word.lower()
-        if word in APPROVE:
+        kind = WORDS.get(word.lower(), "")
+        if kind == "approve":
             return "approve", ""
-        if remember and word in APPROVE_TOOL + APPROVE_RUN:
-            scope = "tool" if word in APPROVE_TOOL else "run"
-            what = f"every {remember} call" if scope == "tool" else "every change"
+        if remember and kind in ("tool", "run"):
+            what = f"every {remember} call" if kind == "tool" else "every change"
             console.print(Text(f"Approved, and {what} of this run from now on.", style="dim"))
-            return "approve", scope
-        if word in REJECT:
+            return "approve", kind
+        if kind == "reject":
             try:
                 reason = rest.strip() or read_line(console, "reason, for the model (Enter: none) > ").strip()
             except EOFError:
                 reason = ""
             return "reject", reason
-        if word in EDIT:
+        if kind == "edit":
             edited = edit_text(console, editable)
             if edited is not None:
                 return "edit", edited
@@ -144,13 +135,9 @@ def _typed(console: Console) -> str | None:
 def preview(shown: str) -> Text:
     """What is to be approved, cleaned; a unified diff in colour."""
     lines = screen.clean(shown).rstrip("\n").split("\n")
-    is_diff = bool(lines) and lines[0].startswith("--- ")
+    styles = DIFF_STYLES if lines[0].startswith("--- ") else ()
     text = Text()
     for line in lines:
-        style = ""
-        if is_diff:
-            style = ("bold" if line.startswith(("+++", "---")) else "green" if line.startswith("+")
-                     else "red" if line.startswith("-") else "cyan" if line.startswith("@@") else "")
-        text.append(line + "\n", style=style)
+        text.append(line + "\n", style=next((style for start, style in styles if line.startswith(start)), ""))
     text.rstrip()
     return text

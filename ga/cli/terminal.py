@@ -1,11 +1,6 @@
-"""The terminal: progress on stderr, the final answer on stdout, questions and approvals when a human is there.
-
-On a terminal, what is under way (the model's reply, running tools) is shown at the bottom with a spinner and the
-elapsed time, and erased when done; everything else is printed once, as whole lines. Anywhere else (pipes, CI
-logs, --json) stderr gets plain lines only: no spinner frames, no cursor movement, no colour.
-
-Whatever the model or a tool said is filtered by ga.tooling.screen.clean and printed as rich Text, never as markup.
-A reply's text is shown once: as progress when tools follow it, as the answer when it is the final one.
+"""The terminal: progress on stderr, the final answer on stdout, questions and approvals when a human is there. On a
+terminal, what is under way is shown at the bottom with a spinner and erased when done; elsewhere (pipes, CI, --json)
+stderr gets plain whole lines. What the model or a tool said is cleaned and printed as Text, never as markup.
 """
 
 from __future__ import annotations
@@ -23,9 +18,8 @@ from rich.live import Live
 from rich.text import Text
 
 from ga.cli.board import Board, Running, call_line
-from ga.cli.pipes import reader_gone
+from ga.cli.pipes import reader_gone, show_answer
 from ga.cli.questions import approve_prompt, ask_prompt, preview
-from ga.cli.rendering import show_answer
 from ga.invocation import invocation
 from ga.protocols import ToolCall, Usage
 from ga.tooling import screen
@@ -49,35 +43,25 @@ class _Console(Console):
 
 
 class Terminal:
-    """Everything ga shows goes through these methods: text, turn, tool_start, live, tool_done, usage, notice, info,
-    log_line, retry, ask, approve, answer, close. Quiet (-q): only the answer, errors and what asks the human."""
+    """Everything ga shows goes through these methods. Quiet (-q): only the answer, errors and what asks the human;
+    raw (--raw): the answer as the model wrote it, never rendered as Markdown."""
 
     def __init__(self, *, quiet: bool = False, err: TextIO | None = None, out: TextIO | None = None,
                  raw: bool = False):
         self.err = _Console(file=err or sys.stderr, highlight=False, soft_wrap=True, markup=False, emoji=False)
-        self.out = out or sys.stdout
-        self.quiet = quiet
-        self.raw = raw
-        self._held = ""
-        """A reply held while the check runs: the answer when the check passes, shown then; else a turn's text."""
-        self.human_s = 0.0
-        """Seconds spent waiting on the human (questions, approvals): not part of a tool call's time."""
-        """--raw: the answer as the model wrote it, never rendered as Markdown."""
-        self.fancy = self.err.is_terminal and not self.err.is_dumb_terminal
-        """A real terminal on stderr: spinners allowed. Otherwise only whole plain lines."""
+        self.out, self.quiet, self.raw = out or sys.stdout, quiet, raw
+        self.fancy = self.err.is_terminal and not self.err.is_dumb_terminal  # spinners; else whole plain lines
         self.running: dict[str, Running] = {}
-        self.waiting: float | None = None
-        """When the current model request started (None: no request under way)."""
-        self.reply = ""
-        """The current reply's text, not shown for good yet (it may turn out to be the final answer)."""
+        self.waiting: float | None = None  # when the current model request started
+        self.reply = ""  # the current reply's text, not shown for good yet (it may be the final answer)
+        self._held = ""  # a reply held while the check runs: the answer if it passes, else a turn's text
+        self.human_s = 0.0  # seconds spent waiting on the human: not part of a tool call's time
+        self.run_id = ""  # the run being shown: hints name it
         self._clean = screen.CleanStream()
         self._usage: Usage | None = None
         self._lock = threading.RLock()
         self._live: Live | None = None
-        self._approved = ""
-        """The change the human just approved: its diff is not shown a second time when the tool is done."""
-        self.run_id = ""
-        """The run being shown (its header names it): hints name it."""
+        self._approved = ""  # the change just approved: its diff is not shown again when the tool is done
 
     # the model's reply
 
@@ -90,7 +74,6 @@ class Terminal:
             self._refresh()
 
     def text(self, chunk: str) -> None:
-        """Reply text as it arrives."""
         with self._lock:
             self.reply += self._clean.feed(chunk)
             self._refresh()
@@ -112,12 +95,12 @@ class Terminal:
         """The pending reply text (it was not the final answer) and its token line, for good."""
         text, self.reply = self.reply.strip("\n"), ""
         if text and not self.quiet:
-            self._print(Text(text, style="dim"))
+            self.err.print(Text(text, style="dim"))
         if self._usage is not None and not self.quiet:
             u, self._usage = self._usage, None
             cached = f" ({u.cached_tokens:,} cached)" if u.cached_tokens else ""
-            self._print(Text(f"· turn {u.requests} · {u.prompt_tokens:,} in{cached} / {u.completion_tokens:,} out "
-                             "tokens", style="dim"))
+            self.err.print(Text(f"· turn {u.requests} · {u.prompt_tokens:,} in{cached} / {u.completion_tokens:,} "
+                                "out tokens", style="dim"))
 
     # tools
 
@@ -128,76 +111,69 @@ class Terminal:
             self._commit()
             running = self.running[call.id] = Running(call_line(call, args))
             if not self.fancy and not self.quiet:
-                self._print(Text.assemble(("→ ", "cyan"), running.line))
+                self.err.print(Text.assemble(("→ ", "cyan"), running.line))
                 running.header = True
             self._refresh()
 
     def live(self, text: str) -> None:
-        """A running tool's output, as it arrives (already cleaned by the runner; cleaned again, it is the same)."""
+        """A running tool's output, as it arrives."""
         with self._lock:
             running = next(reversed(self.running.values()), None) if self.running else None
             if self.quiet:
                 return
             if running is None:
-                self._print(Text(screen.clean(text).rstrip("\n"), style="dim"))
+                self.err.print(Text(screen.clean(text).rstrip("\n"), style="dim"))
                 return
             if not running.header:
-                self._print(Text.assemble(("▸ ", "cyan"), running.line))
+                self.err.print(Text.assemble(("▸ ", "cyan"), running.line))
                 running.header = True
             lines = (running.partial + screen.clean(text)).split("\n")
             running.partial = lines.pop()
             if lines:
-                self._print(Text("\n".join(lines), style="dim"))
+                self.err.print(Text("\n".join(lines), style="dim"))
             self._refresh()
 
     def tool_done(self, call: ToolCall, result: ToolResult) -> None:
         with self._lock:
             self._commit()
             running = self.running.pop(call.id, None) or Running(call_line(call))
-            if self.quiet:
-                self._refresh()
-                return
-            if running.partial:
-                self._print(Text(running.partial, style="dim"))
-            mark = Text("✗", style="red") if result.is_error else Text("✓", style="green")
-            took = Text(f" {result.details.get('elapsed', 0):.2f}s", style="dim")
-            line = running.line if not running.header or not self.fancy else Text(running.line.plain.split(" ")[0],
-                                                                                style="bold")
-            edited = Text(" (your edit)", style="yellow") if result.details.get("edited") else ""
-            self._print(Text.assemble(mark, " ", line, edited, took))
-            if result.is_error and result.content:
-                self._print(Text(f"  {screen.one_line(result.said(), ERROR_LINE_CHARS, keep_last=True)}", style="red"))
-            if why := result.details.get("sandbox_blocked"):  # what the model is told, in one line for the user
-                self._print(Text(f"  the sandbox stopped it: {why} (see `GA_SANDBOX_NET`, `GA_SANDBOX_PORTS`, "
-                                 "--no-sandbox)", style="yellow"))
-            if result.details.get("diff") and not self.quiet and result.details["diff"] != self._approved:
-                self._print(self._diff(result.details))
+            if not self.quiet:
+                self._done_lines(running, result)
             self._refresh()
 
-    def _diff(self, details: dict) -> Text:
-        """A change's diff in colour; a long one (a rewrite) as its line counts and where the whole diff is."""
-        diff = details["diff"]
-        if diff.count("\n") <= DIFF_LINES or "removed" not in details:
-            return preview(diff)
-        where = f"{invocation()} runs show {self.run_id} --diffs" if self.run_id else "the run's trajectory"
-        return Text(f"  -{details['removed']}/+{details['added']} lines; the whole diff: {where}", style="cyan")
+    def _done_lines(self, running: Running, result: ToolResult) -> None:
+        if running.partial:
+            self.err.print(Text(running.partial, style="dim"))
+        mark = Text("✗", style="red") if result.is_error else Text("✓", style="green")
+        took = Text(f" {result.details.get('elapsed', 0):.2f}s", style="dim")
+        line = Text(running.line.plain.split(" ")[0], style="bold") if running.header and self.fancy else running.line
+        edited = Text(" (your edit)", style="yellow") if result.details.get("edited") else ""
+        self.err.print(Text.assemble(mark, " ", line, edited, took))
+        if result.is_error and result.content:
+            self.err.print(Text(f"  {screen.one_line(result.said(), ERROR_LINE_CHARS, keep_last=True)}", style="red"))
+        if why := result.details.get("sandbox_blocked"):  # what the model is told, in one line for the user
+            self.err.print(Text(f"  the sandbox stopped it: {why} (see `GA_SANDBOX_NET`, `GA_SANDBOX_PORTS`, "
+                                "--no-sandbox)", style="yellow"))
+        if (diff := result.details.get("diff")) and diff != self._approved:
+            if diff.count("\n") <= DIFF_LINES or "removed" not in result.details:
+                self.err.print(preview(diff))
+            else:  # a rewrite: its line counts, and where the whole diff is
+                where = f"{invocation()} runs show {self.run_id} --diffs" if self.run_id else "the run's trajectory"
+                self.err.print(Text(f"  -{result.details['removed']}/+{result.details['added']} lines; the whole "
+                                    f"diff: {where}", style="cyan"))
 
     # lines
 
     def notice(self, text: str, *, error: bool = False) -> None:
-        """A line of progress (`· `); `error`: what went wrong with the run (its end, an unverified answer), marked
-        as a warning (`! `) and shown even when quiet."""
-        if error:
-            self._line(("! ", "yellow"), text, always=True)
-        else:
-            self._line(("· ", "dim"), text)
+        """A line of progress (`· `); `error`: what went wrong with the run, marked `! ` and shown even when quiet."""
+        self._line(("! ", "yellow") if error else ("· ", "dim"), text, always=error)
 
     def warn(self, text: str) -> None:
         """Something that may need the user's attention while the run goes on (a retry, an escalation stage)."""
         self._line(("! ", "yellow"), text)
 
     def hint(self, text: str) -> None:
-        """What to type next (`resume with: ...`), after the outcome it belongs to: shown even when quiet."""
+        """What to type next, after the outcome it belongs to: shown even when quiet."""
         self._line(("", ""), text, always=True, style="dim")
 
     def _line(self, mark: tuple[str, str], text: str, *, always: bool = False, style: str = "") -> None:
@@ -205,18 +181,17 @@ class Terminal:
             if self.waiting is None:  # a finished reply's text comes before what is said about it
                 self._commit()
             if always or not self.quiet:
-                self._print(Text.assemble(mark, (screen.clean(redact(text)), style)))
+                self.err.print(Text.assemble(mark, (screen.clean(redact(text)), style)))
 
     def info(self, text: str) -> None:
         """A line about the run itself (its id, model, workspace)."""
-        with self._lock:
-            if not self.quiet:
-                self._print(Text(screen.clean(redact(text)), style="dim"))
+        if not self.quiet:
+            self.log_line(text)
 
     def log_line(self, text: str) -> None:
-        """A log record (a warning; with -v, one of ga's decisions), above the live region."""
+        """A log record, above the live region."""
         with self._lock:
-            self._print(Text(screen.clean(redact(text)), style="dim"))
+            self.err.print(Text(screen.clean(redact(text)), style="dim"))
 
     def started(self, *, run_id: str, task: str, model: str, workdir: str, mode: str, resumed: bool,
                 model_settings: str = "default", check: str = "", autonomous: str = "", sandbox: bool = False,
@@ -229,8 +204,7 @@ class Terminal:
         self.info(f"run {run_id} · {model} · {workdir} · {mode} mode{extra}")
 
     def stage(self, stage: int, why: str, previous: int) -> None:
-        """Stages 2 and 3, and their end: an ordinary failure (`ls missing`) and its fix are already on the tool's
-        own line."""
+        """Stages 2 and 3, and their end: an ordinary failure and its fix are already on the tool's own line."""
         if stage >= 2 or (stage == 0 and previous >= 2):
             self.warn(STAGES[stage].format(why=why))
         else:
@@ -247,8 +221,6 @@ class Terminal:
             return ask_prompt(self.err, question, candidates)
 
     def approve(self, title: str, text: str, editable: str | None = None, remember: str = "") -> tuple[str, str]:
-        """Show a change and ask: ("approve", "" or the scope `remember` offers), ("reject", the reason given, maybe
-        ""), or ("edit", new text of `editable`, which defaults to `text`)."""
         with self._lock, self._paused():
             self._commit()
             decision, given = approve_prompt(self.err, title, text, text if editable is None else editable, remember)
@@ -259,12 +231,11 @@ class Terminal:
 
     def answer(self, status: str, text: str) -> None:
         """The final answer, once: on stdout, rendered when stdout is a terminal (its streamed text is not repeated)."""
-        text = redact(text)
         with self._lock:
             self.reply = self._held = ""  # the streamed preview of this very answer
             self._commit()
             self.close()
-            show_answer(self.out, text, raw=self.raw)
+            show_answer(self.out, redact(text), raw=self.raw)
 
     def close(self) -> None:
         """Stop the live region; what was pending is printed."""
@@ -274,20 +245,15 @@ class Terminal:
             self._commit()
             self._stop()
 
-    # machinery
-
-    def _print(self, text: Text) -> None:
-        self.err.print(text)
-
     def _refresh(self) -> None:
         if not self.fancy or self.quiet:
             return
-        busy = self.running or self.waiting is not None or (self.reply and not self.quiet)
-        if busy and self._live is None:
-            self._live = Live(Board(self), console=self.err, refresh_per_second=10, transient=True,
-                              redirect_stdout=False, redirect_stderr=False)
-            self._live.start(refresh=True)
-        elif not busy:
+        if self.running or self.waiting is not None or self.reply:
+            if self._live is None:
+                self._live = Live(Board(self), console=self.err, refresh_per_second=10, transient=True,
+                                  redirect_stdout=False, redirect_stderr=False)
+                self._live.start(refresh=True)
+        else:
             self._stop()
 
     def _stop(self) -> None:
@@ -297,8 +263,7 @@ class Terminal:
 
     @contextlib.contextmanager
     def _paused(self) -> Iterator[None]:
-        """The live region goes away while the human reads and types (and while an editor owns the screen); the time
-        it takes is counted apart (human_s), so a call's time is its own, not the human's."""
+        """No live region while the human reads and types; that time is counted apart (human_s)."""
         self._stop()
         began = time.monotonic()
         try:

@@ -1,10 +1,5 @@
-"""ga completion [bash|zsh]: a shell completion script, printed once and sourced by the shell.
-
-    eval "$(ga completion bash)"     # in ~/.bashrc
-    eval "$(ga completion zsh)"      # in ~/.zshrc
-
-The words come from ga's own parsers when the script is printed (commands, their sub-commands and flags); run ids
-and SOP names are listed from GA_HOME's folders when TAB is pressed, so completing costs no Python start.
+"""ga completion [bash|zsh]: a shell completion script (`eval "$(ga completion bash)"` in ~/.bashrc; zsh: ~/.zshrc).
+Its words come from ga's parsers when it is printed; run ids and SOP names from GA_HOME's folders at TAB.
 """
 
 from __future__ import annotations
@@ -43,8 +38,7 @@ _ga_complete() {{
 }}
 complete -o default -F _ga_complete ga
 """
-ZSH = "autoload -U +X bashcompinit && bashcompinit\n"
-"""zsh reads the same script through its bash emulation."""
+ZSH = "autoload -U +X bashcompinit && bashcompinit\n"  # zsh reads the same script through its bash emulation
 
 
 def options(parser: argparse.ArgumentParser) -> list[str]:

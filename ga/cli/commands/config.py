@@ -1,9 +1,6 @@
-"""python run.py config [--profile NAME] [--json] | config set KEY [VALUE] [--profile NAME] | config unset KEY
-[--profile NAME] | config path: the model endpoint kept in GA_HOME/config.toml (ga/config_file.py).
-
-`config` shows the settings in effect in this shell and where each comes from, the key masked. `set` writes the
-file 0600 and keeps its comments and layout; `set api_key` without a VALUE asks for it without echoing it (or reads
-a line from stdin), so the key stays out of the shell's history.
+"""ga config [show] | set KEY [VALUE] | unset KEY | path: the model endpoint kept in GA_HOME/config.toml
+(ga/config_file.py). `show` says where each setting in effect comes from, the key masked; `set` keeps the file's
+comments, writes it 0600, and takes api_key unseen (typed, or a line on stdin), out of the shell's history.
 """
 
 from __future__ import annotations
@@ -119,17 +116,17 @@ def change(home: Path, key: str, value: str | None, profile: str) -> int:
         document = tomlkit.parse(found[0]) if found else tomlkit.document()
     except tomlkit.exceptions.TOMLKitError as e:
         raise ConfigError(f"Cannot change {file}: {e}") from None
-    table = _table(document, profile, create=value is not None)
-    where = f"[profiles.{profile}]" if profile else "the top level"
+    table, where = document, f"[profiles.{profile}]" if profile else "the top level"
+    if profile and value is not None:
+        table = document.setdefault("profiles", tomlkit.table(is_super_table=True)).setdefault(profile, tomlkit.table())
+    elif profile:
+        table = (document.get("profiles") or {}).get(profile)
     note = ""
+    if value is None and (table is None or key not in table):
+        print(f"{key} is not set in {where} of {file}.")
+        return 0
     if value is None:
-        if table is None or key not in table:
-            print(f"{key} is not set in {where} of {file}.")
-            return 0
         del table[key]
-        if key == "base_url" and (table.get("api_key") or table.get("api_key_env")):
-            top = {} if table is document else {"base_url": document.get("base_url")}
-            note = f"; the key in this table now goes to {config_file.paired_url(table, top)}"
         if profile and not table:
             del document["profiles"][profile]
     else:
@@ -138,7 +135,7 @@ def change(home: Path, key: str, value: str | None, profile: str) -> int:
             del table[other]
             note = f" ({other} removed: a table gives one or the other)"
         table[key] = value
-        note += _pair_key(document, table, key)
+    note += _pair_key(document, table, key, set_key=value is not None)
     text = tomlkit.dumps(document)
     config_file.parse(text, file)  # what is written reads back as valid, or nothing is written
     private_folder(home)
@@ -149,31 +146,15 @@ def change(home: Path, key: str, value: str | None, profile: str) -> int:
     return 0
 
 
-def _pair_key(document, table, key: str) -> str:  # tomlkit's containers
-    """A key is kept with the base URL it is for (the one in effect here), so it is never sent elsewhere: written
-    into a table that has none of its own when a key is set, said when a table's base URL changes under its key."""
-    if key in ("api_key", "api_key_env") and not table.get("base_url"):
+def _pair_key(document, table, key: str, *, set_key: bool) -> str:  # tomlkit's containers
+    """A key is kept with the base URL it is for, so it is never sent elsewhere: one is written with a key set in a
+    table that has none; a change of a table's base URL under its key is said."""
+    if set_key and key in ("api_key", "api_key_env") and not table.get("base_url"):
         top = document.get("base_url") if table is not document else None
         url = top or os.environ.get("OPENAI_BASE_URL") or config_file.OPENAI_URL
         table["base_url"] = url
         return f"; base_url = {url} written with it: the key is sent only there (change: config set base_url URL)"
     if key == "base_url" and (table.get("api_key") or table.get("api_key_env")):
-        return f"; the key in this table now goes to {table['base_url']}"
+        top = {} if table is document else {"base_url": document.get("base_url")}
+        return f"; the key in this table now goes to {config_file.paired_url(table, top)}"
     return ""
-
-
-def _table(document: object, profile: str, *, create: bool):  # tomlkit's containers
-    import tomlkit
-
-    if not profile:
-        return document
-    profiles = document.get("profiles")  # type: ignore[attr-defined]
-    if profiles is None:
-        if not create:
-            return None
-        profiles = document["profiles"] = tomlkit.table(is_super_table=True)  # type: ignore[index]
-    if profile not in profiles:
-        if not create:
-            return None
-        profiles[profile] = tomlkit.table()
-    return profiles[profile]

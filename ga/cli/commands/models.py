@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from ga.config import Settings, load_settings
-from ga.errors import ConfigError, ModelError
+from ga.errors import ModelError
 from ga.invocation import invocation
 from ga.local import cli as local
 from ga.local.endpoint import local_cache
@@ -46,12 +45,8 @@ def show(row: dict | None) -> str:
     configured, listed = row["model"], row["models"]
     lines = [f"endpoint {row['base_url']} serves {len(listed)} model{'s' if len(listed) != 1 else ''}"
              + (":" if listed else "")]
-    for name in listed:
-        mark = ""
-        if name == configured:
-            window = f", window {row['window']:,} tokens" if row["window"] else ""
-            mark = f"  (the configured model{window})"
-        lines.append(f"  {name}{mark}")
+    window = f", window {row['window']:,} tokens" if row["window"] else ""
+    lines += [f"  {name}" + (f"  (the configured model{window})" if name == configured else "") for name in listed]
     if configured and configured not in listed:
         lines.append(f"  the configured model {configured!r} is not among them: the server may refuse it")
     return "\n".join(lines)
@@ -61,12 +56,7 @@ def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
     if args.action != "list":
         return local.main(argv)
-    try:
-        settings = load_settings()
-    except ConfigError as e:
-        print(f"ga: {e}", file=sys.stderr)
-        return 2
-    row = endpoint(settings)
+    row = endpoint(load_settings())  # a bad config: main.py says it, exit 2
     info = local.describe(local_cache())
     print(json.dumps({**info, "endpoint": row}) if args.json else f"{show(row)}\n{local.show(info)}")
     return 0

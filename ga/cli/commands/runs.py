@@ -1,26 +1,25 @@
-"""python run.py runs [list] [--json] [--status S] [-n N]: the runs in GA_HOME, newest first; `runs show ID`,
-`runs rm ID...` and `runs prune --older-than DURATION` (runs_show.py, runs_rm.py).
-
-A `running` run whose process is gone shows as `crashed`; a live one without progress for a while as `stalled`.
-"""
+"""ga runs [list] [--json] [--status S] [-n N]: the runs in GA_HOME, newest first (a `running` run whose process is
+gone shows as `crashed`, a live one without progress for a while as `stalled`); `runs show`, `rm`, `prune` beside."""
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import shutil
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+from ga.cli.commands import amount
 from ga.config import load_settings
 from ga.invocation import invocation
 from ga.runs.folder import read_state, run_ids
 from ga.runs.listing import describe
 from ga.tooling.screen import clean, escaped_json
 
-ACTIONS_BESIDE = ("list", "show", "rm", "prune")
-"""`runs WORD`: the listing's neighbours (shell completion offers them)."""
+ACTIONS_BESIDE = ("list", "show", "rm", "prune")  # `runs WORD`: the listing's neighbours (completion offers them)
 STATUSES = ("done", "failed", "paused", "limit", "interrupted", "running", "crashed", "stalled")
 SHOWN = 20
 
@@ -55,8 +54,7 @@ def collect(runs_dir: Path, statuses: list[str] | None, limit: int, stall_after:
         except (ValueError, TypeError, AttributeError, KeyError) as e:  # a hand-edited or foreign state
             print(f"runs: skipped {run_id}: its state cannot be read ({type(e).__name__}: {e})", file=sys.stderr)
             continue
-        wanted = not statuses or row["status"] in statuses or ("stalled" in statuses and row["stalled"])
-        if wanted:
+        if not statuses or row["status"] in statuses or ("stalled" in statuses and row["stalled"]):
             if row["status"] == "paused":
                 row["question"] = _question(runs_dir / run_id, row)
             rows.append(row)
@@ -73,13 +71,10 @@ def _question(folder: Path, row: dict) -> str:
         return " ".join(str(row.get("message") or "").split())
 
 
-def _newest_first(runs_dir: Path, ids: list[str]):
-    """(run id, state or None), newest first. An id starts with its second, so ids sort by it; runs begun within
-    the same second are ordered by their states' creation time, read one second's group at a time."""
-    groups: dict[str, list[str]] = {}
-    for run_id in reversed(ids):
-        groups.setdefault(run_id[:15], []).append(run_id)
-    for group in groups.values():
+def _newest_first(runs_dir: Path, ids: list[str]) -> Iterator[tuple[str, dict | None]]:
+    """(run id, state or None), newest first: ids sort by the second they start with; runs begun within the same
+    second by their states' creation time."""
+    for _, group in itertools.groupby(reversed(ids), key=lambda run_id: run_id[:15]):
         states = [(run_id, read_state(runs_dir / run_id)) for run_id in group]
         yield from sorted(states, key=lambda pair: (_created(pair[1]), pair[0]), reverse=True)
 
@@ -98,10 +93,6 @@ def _age(seconds: float) -> str:
     return f"{int(seconds)}s"
 
 
-def _tokens(n: int) -> str:
-    return f"{n / 1e6:.1f}M" if n >= 1e6 else f"{n / 1e3:.1f}k" if n >= 1000 else str(n)
-
-
 def table(rows: list[dict], now: float) -> str:
     width = shutil.get_terminal_size((120, 24)).columns
     lines = [f"{'ID':<22}  {'STATUS':<13} {'AGE':>4} {'TURNS':>5} {'TOKENS':>7}  TASK"]
@@ -110,7 +101,7 @@ def table(rows: list[dict], now: float) -> str:
         if r["verified"] is not None and not r["stalled"]:
             status += " ✓" if r["verified"] else " ✗"  # verified by --check, or not: the last step failed
         head = (f"{r['run_id']:<22}  {status:<13} {_age(max(0, now - float(r['created'] or now))):>4} "
-                f"{r['turns']:>5} {_tokens(r['tokens']):>7}  ")
+                f"{r['turns']:>5} {amount(r['tokens'], ('', 'k', 'M')):>7}  ")
         task = " ".join(clean(str(r["task"])).split())  # shown, never obeyed by the terminal
         room = max(10, width - len(head))
         lines.append(head + (task if len(task) <= room else task[: room - 1] + "…"))

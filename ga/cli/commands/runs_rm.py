@@ -1,8 +1,5 @@
-"""python run.py runs rm ID... | runs prune --older-than DURATION [--status S] [--dry-run]: delete run folders.
-
-A running run is never removed: its lock is taken first (a run in use keeps it), and a run whose process is alive is
-left alone. What was removed is said, one line per run, then the total.
-"""
+"""ga runs rm ID... | runs prune --older-than DURATION [--status S] [--dry-run]: delete run folders, never a running
+one (its lock is taken first), saying what was removed, one line per run, then the total."""
 
 from __future__ import annotations
 
@@ -14,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from ga.cli.commands import amount
 from ga.config import load_settings
 from ga.errors import ConfigError
 from ga.invocation import invocation
@@ -22,8 +20,7 @@ from ga.runs.folder import read_state, resolve_id, run_ids
 from ga.runs.liveness import effective_status, last_progress
 from ga.tooling.screen import clean
 
-STATUSES = ("done", "failed", "paused", "limit", "interrupted", "crashed")
-"""What a run that is not running may be."""
+STATUSES = ("done", "failed", "paused", "limit", "interrupted", "crashed")  # what a run not running may be
 
 
 def rm_parser() -> argparse.ArgumentParser:
@@ -43,19 +40,6 @@ def prune_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _size(folder: Path) -> int:
-    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
-
-
-def _human(n: int) -> str:
-    return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.1f} kB" if n >= 1000 else f"{n} bytes"
-
-
-def _line(folder: Path, state: dict, status: str, size: int) -> str:
-    task = " ".join(clean(str(state.get("task", ""))).split())
-    return f"{folder.name}  {status:<11} {_human(size):>9}  {task[:60] + ('…' if len(task) > 60 else '')}"
-
-
 def remove(folder: Path, *, dry_run: bool = False) -> tuple[str, int] | str:
     """Delete one run folder: (its line, bytes freed), or why it stays (a str). A run folder that is a symbolic
     link (ga never makes one) loses the link, never what it points to."""
@@ -73,13 +57,14 @@ def remove(folder: Path, *, dry_run: bool = False) -> tuple[str, int] | str:
         status = effective_status(folder, state) if state else "unreadable"
         if status == "running":
             return f"{folder.name} is running (pid {state.get('pid')}): stop it first (runs stop {folder.name})"
-        size = _size(folder)
+        size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
         if not dry_run:
             try:
                 shutil.rmtree(folder)
             except OSError as e:
                 return f"{folder.name} could not be removed whole: {e.strerror or e} ({e.filename})"
-        return _line(folder, state, status, size), size
+        task = " ".join(clean(str(state.get("task", ""))).split())
+        return f"{folder.name}  {status:<11} {amount(size):>9}  {task[:60] + ('…' if len(task) > 60 else '')}", size
     finally:
         os.close(lock)
 
@@ -88,7 +73,7 @@ def rm(argv: list[str]) -> int:
     args = rm_parser().parse_args(argv)
     runs_dir = load_settings().runs_dir
     folders = [runs_dir / resolve_id(runs_dir, given) for given in args.run_ids]  # all named well, or none removed
-    kept = _report([(f, remove(f)) for f in dict.fromkeys(folders)], dry_run=False)
+    kept = _report([remove(f) for f in dict.fromkeys(folders)], dry_run=False)
     return 1 if kept else 0  # a run named to be removed is still there
 
 
@@ -100,32 +85,27 @@ def prune(argv: list[str]) -> int:
     age = float(match[1]) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[(match[2] or "").lower()]
     runs_dir, now = load_settings().runs_dir, time.time()
     chosen = []
-    for run_id in run_ids(runs_dir):
-        folder = runs_dir / run_id
+    for folder in (runs_dir / run_id for run_id in run_ids(runs_dir)):
         state = read_state(folder)
-        if state is None or now - last_progress(folder, state) < age:
-            continue
-        if args.status and effective_status(folder, state) not in args.status:
-            continue
-        chosen.append(folder)
+        if state is not None and now - last_progress(folder, state) >= age and (
+                not args.status or effective_status(folder, state) in args.status):
+            chosen.append(folder)
     if not chosen:
         print(f"No run in {runs_dir} was last active more than {args.older_than} ago"
               f"{' with that status' if args.status else ''}: nothing removed.", file=sys.stderr)
         return 0
-    _report([(f, remove(f, dry_run=args.dry_run)) for f in chosen], dry_run=args.dry_run)
+    _report([remove(f, dry_run=args.dry_run) for f in chosen], dry_run=args.dry_run)
     return 0  # a run in use is not pruned, by design
 
 
-def _report(done: list[tuple[Path, tuple[str, int] | str]], *, dry_run: bool) -> int:
+def _report(results: list[tuple[str, int] | str], *, dry_run: bool) -> int:
     """Says what was (or would be) removed and what was kept; returns how many were kept."""
-    removed = [r for _, r in done if isinstance(r, tuple)]
-    for _, result in done:
-        if isinstance(result, tuple):
-            print(f"{'would remove' if dry_run else 'removed'} {result[0]}")
-        else:
-            print(f"ga: kept {result}", file=sys.stderr)
-    freed = sum(size for _, size in removed)
     verb = "would remove" if dry_run else "removed"
-    print(f"{verb} {len(removed)} run{'s' if len(removed) != 1 else ''} ({_human(freed)})"
-          + (f"; kept {len(done) - len(removed)} in use" if len(removed) < len(done) else ""), file=sys.stderr)
-    return len(done) - len(removed)
+    removed = [r for r in results if isinstance(r, tuple)]
+    for result in results:
+        print(f"{verb} {result[0]}" if isinstance(result, tuple) else f"ga: kept {result}",
+              file=sys.stdout if isinstance(result, tuple) else sys.stderr)
+    kept = len(results) - len(removed)
+    print(f"{verb} {len(removed)} run{'s' if len(removed) != 1 else ''} ({amount(sum(n for _, n in removed))})"
+          + (f"; kept {kept} in use" if kept else ""), file=sys.stderr)
+    return kept

@@ -1,6 +1,4 @@
-"""python run.py schedule [list]|add|rm: jobs that start by themselves, as entries of the user's crontab
-(ga/jobs/cron.py). With no command (or only options), `schedule` lists, as `runs` does.
-"""
+"""ga schedule [list]|add|rm: jobs that start by themselves, as entries of the user's crontab (ga/jobs/cron.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""python run.py stop RUN_ID [--now] [--wait]: end a running run cleanly after its current tool.
-
-The request goes through the run's mailbox (RUN_DIR/inbox), read before each model request and each tool call.
---now also sends SIGTERM: the run stops at once, as after Ctrl-C (a running program is killed); saved either way.
+"""ga stop RUN_ID [--now] [--wait]: end a running run after its current tool, through its mailbox (RUN_DIR/inbox);
+--now also sends SIGTERM: it stops at once, as at Ctrl-C (a running program is killed). Saved either way.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
-"""python run.py tail RUN_ID: follow a run's progress lines live; exit with its exit code when it ends.
-
-A background run (--detach) is followed through RUN_DIR/output.log, exactly as it printed; any other run through
-its trajectory, one short line per event.
+"""ga tail RUN_ID: follow a run's progress lines live; exit with its exit code when it ends. A background run
+(--detach) is followed through RUN_DIR/output.log, exactly as it printed; any other through its trajectory, one short
+line per event.
 """
 
 from __future__ import annotations
@@ -20,27 +19,6 @@ from ga.runs.liveness import EXIT_CODES, effective_status, process_alive
 from ga.tooling.screen import clean, one_line
 
 POLL = 0.1
-
-
-class Follower:
-    """What was appended to a file since the last read, in whole lines (a line still being written waits)."""
-
-    def __init__(self, path: Path):
-        self.path, self.offset, self.rest = path, 0, b""
-
-    def read(self, final: bool = False) -> bytes:
-        try:
-            with open(self.path, "rb") as f:
-                f.seek(self.offset)
-                data = f.read()
-        except FileNotFoundError:
-            data = b""
-        self.offset += len(data)
-        data, self.rest = self.rest + data, b""
-        if not final and data and not data.endswith(b"\n"):
-            head, _, self.rest = data.rpartition(b"\n")
-            data = head + b"\n" if head else b""
-        return data
 
 
 def render(line: bytes) -> str:
@@ -66,12 +44,9 @@ def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog=f"{invocation()} tail",
                                 description="Follow a run until it ends; exit with its code.")
     p.add_argument("run_id", help="a run id or a unique prefix of one")
-    args = p.parse_args(argv)
-    folder = run_folder(args.run_id)
-    detached = (folder / OUTPUT).exists()
-    source = Follower(folder / (OUTPUT if detached else "trajectory.jsonl"))
+    folder = run_folder(p.parse_args(argv).run_id)
     try:
-        return _follow(folder, detached, source)
+        return _follow(folder, detached=(folder / OUTPUT).exists())
     except KeyboardInterrupt:  # Ctrl-C stops the following, not the run
         if process_alive(read_state(folder) or {}, folder):
             print(f"\nga: stopped following run {folder.name}; it goes on (tail it again, or stop it with: "
@@ -79,13 +54,22 @@ def main(argv: list[str]) -> int:
         return 130
 
 
-def _follow(folder: Path, detached: bool, source: Follower) -> int:
-    out = sys.stdout.buffer
+def _follow(folder: Path, *, detached: bool) -> int:
+    path, out = folder / (OUTPUT if detached else "trajectory.jsonl"), sys.stdout.buffer
+    offset, rest = 0, b""
     while True:
-        state = read_state(folder) or {}
-        running = process_alive(state, folder)  # read before the output: what it printed last is then in the file
-        data = source.read(final=not running)
-        if detached:  # whole lines: an escape sequence is never split between two reads
+        running = process_alive(read_state(folder) or {}, folder)  # read first: what it printed last is then there
+        try:
+            with open(path, "rb") as f:
+                f.seek(offset)
+                data = f.read()
+        except FileNotFoundError:
+            data = b""
+        offset += len(data)
+        data = rest + data
+        cut = data.rfind(b"\n") + 1 if running else len(data)  # whole lines: a line being written waits
+        data, rest = data[:cut], data[cut:]
+        if detached:  # an escape sequence is never split between two reads
             out.write(clean(data.decode("utf-8", errors="replace")).encode())
         else:
             out.write("".join(f"{text}\n" for raw in data.splitlines() if (text := render(raw))).encode())
