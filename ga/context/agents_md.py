@@ -30,7 +30,7 @@ def sources(workdir: Path, ga_home: Path) -> list[Path]:
     folders = []
     for folder in [workdir, *workdir.parents]:
         folders.append(folder)
-        if folder == home or _exists(folder / ".git"):
+        if folder == home or _is_file(folder / ".git", any_kind=True):
             break
     else:  # neither HOME nor a repository above it
         folders = [workdir]
@@ -44,17 +44,10 @@ def _instructions(folder: Path) -> Path:
     return agents if _is_file(agents) or not _is_file(folder / FALLBACK) else folder / FALLBACK
 
 
-def _exists(path: Path) -> bool:
+def _is_file(path: Path, *, any_kind: bool = False) -> bool:
     try:
-        return path.exists()
+        return path.exists() if any_kind else path.is_file()
     except OSError:  # a folder above that may not be read: as if it had nothing
-        return False
-
-
-def _is_file(path: Path) -> bool:
-    try:
-        return path.is_file()
-    except OSError:
         return False
 
 

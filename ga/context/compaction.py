@@ -42,10 +42,14 @@ def outcome(content: str) -> str:
     return f"{_line(first, 100)} … {_line(last, 100)}"
 
 
-def stub(name: str, arguments: str, content: str, where: str) -> str:
+def gist(call: dict, content: str) -> str:
+    """A call (its "function": name and arguments) and what its result said, in a line."""
+    return f"{call.get('name', '?')} {summarize(call.get('arguments', ''), 90)} → {outcome(content)}"
+
+
+def stub(call: dict, content: str, where: str) -> str:
     """The one line that replaces an old tool result."""
-    return (f"[old result masked; {where} for all {len(content):,} chars · {name} {summarize(arguments, 90)} → "
-            f"{outcome(content)}]")
+    return f"[old result masked; {where} for all {len(content):,} chars · {gist(call, content)}]"
 
 
 def short_arguments(arguments: str) -> str | None:
@@ -82,17 +86,21 @@ def carried(messages: list[dict], earlier: list[str], runtime_notes: Collection[
     texts = [*earlier, *(m["content"] for m in messages
                          if m["role"] == "user" and isinstance(m.get("content"), str) and m["content"] not in
                          runtime_notes)]
-    kept, used = [], 0
+    kept, left = _newest(texts, CARRY_TOKENS)
+    if len(kept) < len(texts) and (head := tokens.clip(texts[-len(kept) - 1], left)[0]):
+        kept.insert(0, head.rstrip() + " [… cut]")
+    return kept
+
+
+def _newest(texts: list[str], cap: int) -> tuple[list[str], int]:
+    """The newest of `texts` that fit in `cap` tokens together, oldest first, and the tokens left."""
+    kept, left = [], cap
     for text in reversed(texts):
-        cost = tokens.estimate(text)
-        if used + cost > CARRY_TOKENS:
-            head, _ = tokens.clip(text, max(0, CARRY_TOKENS - used))
-            if head:
-                kept.append(head.rstrip() + " [… cut]")
+        if (cost := tokens.estimate(text)) > left:
             break
         kept.append(text)
-        used += cost
-    return kept[::-1]
+        left -= cost
+    return kept[::-1], left
 
 
 def _render(message: dict) -> str:
@@ -131,18 +139,10 @@ def fallback_summary(previous: str, messages: list[dict], reason: str) -> str:
     stubs = [f"(earlier note) {previous}"] * bool(previous)
     for m in messages:
         if m["role"] == "tool":
-            call = calls.get(m.get("tool_call_id"), {})
-            stubs.append(f"{call.get('name', '?')} {summarize(call.get('arguments', ''), 90)} → "
-                         f"{outcome(m.get('content') or '')}")
-    lines, used = [], 0
-    for line in reversed(stubs):
-        cost = tokens.estimate(line)
-        if used + cost > SUMMARY_TOKENS:
-            lines.append(f"- … {len(stubs) - len(lines)} earlier calls not listed")
-            break
-        lines.append(f"- {line}")
-        used += cost
-    return f"(No summary: {reason}. The folded calls, newest last:)\n" + "\n".join(lines[::-1])
+            stubs.append(gist(calls.get(m.get("tool_call_id"), {}), m.get("content") or ""))
+    kept, _ = _newest(stubs, SUMMARY_TOKENS)
+    lines = [f"- … {len(stubs) - len(kept)} earlier calls not listed"] * (len(kept) < len(stubs))
+    return f"(No summary: {reason}. The folded calls, newest last:)\n" + "\n".join(lines + [f"- {s}" for s in kept])
 
 
 def hand_off(summary: str, turns: int, users: list[str]) -> dict:

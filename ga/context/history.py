@@ -145,15 +145,18 @@ class Context:
         """Every message of the run, as recorded (not as shown)."""
         return [e.message for e in self.entries]
 
+    @property
+    def _summary(self) -> dict:
+        """The hand-off: upto (entries folded), text, users (their messages carried), turns, message, tokens."""
+        return self.state.get("summary", {})
+
     def _visible(self) -> list[_Entry]:
-        folded = self.state.get("summary", {}).get("upto", 0)
-        if not folded:
-            return self.entries
+        folded = self._summary.get("upto", 0)
         return [e for e in self.entries[:folded] if e.turn == 0] + self.entries[folded:]
 
     def _first_open_turn(self) -> int:
         """The oldest turn not folded into the hand-off."""
-        folded = self.state.get("summary", {}).get("upto", 0)
+        folded = self._summary.get("upto", 0)
         return self.entries[folded].turn if 0 < folded < len(self.entries) else 1
 
     def tokens(self, checkpoint: str = "") -> int:
@@ -161,9 +164,8 @@ class Context:
         return round(self._raw(checkpoint) * self.scale)
 
     def _raw(self, checkpoint: str) -> int:
-        summary = self.state.get("summary", {}).get("tokens", 0)
         note = tokens.estimate(CHECKPOINT_NOTE + checkpoint) if checkpoint else 0
-        return self._fixed + summary + note + sum(e.tokens for e in self._visible())
+        return self._fixed + self._summary.get("tokens", 0) + note + sum(e.tokens for e in self._visible())
 
     # -- requests -----------------------------------------------------------------------------------------
     def request(self, checkpoint: str = "") -> list[dict]:
@@ -172,7 +174,7 @@ class Context:
             self.step(checkpoint)
         visible = self._visible()
         preamble = [e.shown for e in visible if e.turn == 0]
-        hand_off = [self.state["summary"]["message"]] if self.state.get("summary") else []
+        hand_off = [self._summary["message"]] if self._summary else []
         messages = [self.system, *preamble, *hand_off, *(e.shown for e in visible if e.turn)]
         self.last_estimate = self._raw(checkpoint)
         if checkpoint and len(messages) > 1:
@@ -188,7 +190,7 @@ class Context:
         """Tokens the results of the next turn may take together: half the room the context would have after its
         next masking step, within a floor and a ceiling."""
         newest = self.entries[-1].turn if self.entries else 0
-        kept = self._fixed + self.state.get("summary", {}).get("tokens", 0)
+        kept = self._fixed + self._summary.get("tokens", 0)
         for e in self._visible():
             maskable = e.message["role"] == "tool" and not e.masked and e.turn <= newest - KEEP_TURNS
             kept += min(e.tokens, STUB_TOKENS) if maskable else e.tokens
@@ -227,8 +229,7 @@ class Context:
         for i, e in entries:
             if e.message["role"] == "tool" and e.tokens > compaction.STUB_MIN_TOKENS:
                 call = calls.get(e.message.get("tool_call_id"), {})
-                text = compaction.stub(call.get("name", "?"), call.get("arguments", ""), e.message["content"],
-                                       self._kept_at(e))
+                text = compaction.stub(call, e.message["content"], self._kept_at(e))
                 self._show(i, {**e.message, "content": text})
                 step.masked += 1
                 step.forgotten.add(e.message.get("tool_call_id", ""))
@@ -253,7 +254,7 @@ class Context:
 
     def _fold(self, checkpoint: str, low: int, step: Step) -> None:
         """Fold the oldest turns (all but the newest) into one hand-off note, as far as needed to reach `low`."""
-        summary = self.state.get("summary", {})
+        summary = self._summary
         start, newest = summary.get("upto", 0), self.entries[-1].turn
         excess, upto = self.tokens(checkpoint) - low + compaction.SUMMARY_TOKENS, start
         for i in range(start, len(self.entries)):

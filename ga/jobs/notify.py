@@ -10,6 +10,7 @@ GA_NOTIFY_TIMEOUT seconds (default 30), then kills its process group; what went 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -73,10 +74,8 @@ def deliver(path: Path, run_dir: Path, command: str, timeout: float) -> int:
     try:
         _, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        try:
+        with contextlib.suppress(OSError):
             os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            pass
         proc.wait()
         _log(run_dir, f"notifier {command!r} killed after {timeout:g} s")
         return 1
@@ -87,17 +86,14 @@ def deliver(path: Path, run_dir: Path, command: str, timeout: float) -> int:
 
 
 def _log(run_dir: Path, line: str) -> None:
-    try:
+    with contextlib.suppress(OSError):
         fd = os.open(run_dir / "notify.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         with os.fdopen(fd, "a", encoding="utf-8") as f:
             f.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {line}\n")
-    except OSError:
-        pass
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    path, run_dir = Path(argv[0]), Path(argv[1])
+    path, run_dir = map(Path, (sys.argv[1:] if argv is None else argv)[:2])
     try:
         timeout = float(os.environ.get("GA_NOTIFY_TIMEOUT") or DEFAULT_TIMEOUT)
     except ValueError:

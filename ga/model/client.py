@@ -31,11 +31,6 @@ LIST_TIMEOUT = 10.0
 _WINDOW_FIELDS = ("max_model_len", "context_length", "context_window", "max_context_length", "n_ctx")
 """Fields of a /models entry that some servers use for the context length."""
 
-
-def _root(base_url: str) -> str:
-    return base_url.removesuffix("/v1")
-
-
 class OpenAIModel:
     """A Model (ga.protocols) for any OpenAI-compatible Chat Completions server."""
 
@@ -46,10 +41,7 @@ class OpenAIModel:
         self.model_settings = model_settings or ModelSettings()
         """This model's behaviour (ga/model/settings.py): here, when a streamed reply counts as a loop."""
         self.on_retry = on_retry
-        self.send_stream_options = True
-        """Turned off for good once the server rejects stream_options."""
-        self.send_parallel_tool_calls = True
-        """Turned off for good once the server rejects parallel_tool_calls."""
+        self.send_stream_options = self.send_parallel_tool_calls = True  # off for good once the server rejects one
         self.output_cap = "max_tokens"
         """The parameter that bounds a completion: max_tokens, else max_completion_tokens, else none ("")."""
         self.streaming = settings.stream
@@ -131,8 +123,8 @@ class OpenAIModel:
             arguments["tools"] = scrub(tools)
             if self.send_parallel_tool_calls:
                 arguments["parallel_tool_calls"] = True
-        if self.output_cap and (cap := _cap(self.settings.max_output_tokens, self.model_settings.max_reply_tokens)):
-            arguments[self.output_cap] = cap
+        if self.output_cap and self._cap():
+            arguments[self.output_cap] = self._cap()
         if self.streaming:
             arguments["stream"] = True
             if self.send_stream_options:
@@ -146,19 +138,20 @@ class OpenAIModel:
         text = f"{err.message} {err.body}"
         if self.streaming and self.send_stream_options and "stream_options" in text:
             self.send_stream_options = False
-            log.info("server rejects stream_options; sending requests without it")
-            return True
-        if self.send_parallel_tool_calls and "parallel_tool_calls" in text:
+        elif self.send_parallel_tool_calls and "parallel_tool_calls" in text:
             self.send_parallel_tool_calls = False
-            log.info("server rejects parallel_tool_calls; sending requests without it")
-            return True
-        if self.output_cap and _cap(self.settings.max_output_tokens, self.model_settings.max_reply_tokens) \
-                and self.output_cap in text:
+        elif self.output_cap and self._cap() and self.output_cap in text:
             # newer OpenAI models want max_completion_tokens; a server that knows neither gets none
             self.output_cap = "max_completion_tokens" if self.output_cap == "max_tokens" else ""
-            log.info("server rejects the output cap parameter; now: %s", self.output_cap or "none")
-            return True
-        return False
+        else:
+            return False
+        log.info("server rejected a parameter; now stream_options: %s, parallel_tool_calls: %s, output cap: %s",
+                 self.send_stream_options, self.send_parallel_tool_calls, self.output_cap or "none")
+        return True
+
+    def _cap(self) -> int:
+        """The completion cap: GA_MAX_OUTPUT_TOKENS, lowered by the model's own setting (0: none of either)."""
+        return min((c for c in (self.settings.max_output_tokens, self.model_settings.max_reply_tokens) if c), default=0)
 
     def _not_an_api(self, answered: str) -> NotAnAPI:
         url = self._base_url()
@@ -173,7 +166,7 @@ class OpenAIModel:
 
     def _refused(self, err: openai.APIStatusError) -> Exception:
         """What a status the SDK did not (or no longer) retry means: a context overflow, no API at all, the run's
-        time up, retries spent, or a refusal that retrying will not fix."""
+        time up, retries spent, or a refusal that retrying will not fix (what the server said, what to check)."""
         if overflow := context_overflow(err):
             return overflow
         if not self.exchange.replied and (answered := not_an_api(err.status_code, err.response.headers,
@@ -187,10 +180,19 @@ class OpenAIModel:
                               f"{self._base_url()} answered {self.exchange.last}: {server_message(err)[:200]}. It is "
                               "reachable but could not serve this request: its log says why (a crash, an overload, "
                               "a request it cannot handle).")
-        return ModelError(self._refusal(err))
+        message = f"Model request failed: HTTP {err.status_code}: {server_message(err)}"
+        if err.status_code in (401, 403):
+            message += f"\nCheck OPENAI_API_KEY: the server at {self._base_url()} refused the key"
+            message += f" for model {self.settings.model!r}." if err.status_code == 403 else "."
+        elif err.status_code == 404:
+            message += (f"\nCheck the model name (GA_MODEL or --model: {self.settings.model!r}) and the base URL "
+                        f"(OPENAI_BASE_URL: {self._base_url()}; most servers expect it to end in /v1).")
+        return ModelError(message)
 
     def _unreachable(self, err: openai.APIConnectionError) -> Exception:
-        if self.exchange.out_of_time or (isinstance(err, openai.APITimeoutError) and self._time_up()):
+        deadline = self.exchange.run_deadline
+        if self.exchange.out_of_time or (isinstance(err, openai.APITimeoutError) and deadline is not None
+                                         and time.monotonic() >= deadline - 0.05):
             return self._out_of_time("the reply in progress is dropped")
         tries = f"{self.exchange.attempts} {'try' if self.exchange.attempts == 1 else 'tries'}"
         if not self.exchange.reached:
@@ -202,10 +204,6 @@ class OpenAIModel:
         return ModelError(f"Model request failed after {tries}; last error: {what}. Check that the server at "
                           f"{self._base_url()} is up and reachable.")
 
-    def _time_up(self) -> bool:
-        deadline = self.exchange.run_deadline
-        return deadline is not None and time.monotonic() >= deadline - 0.05
-
     def _broken(self, err: Exception) -> str:
         if isinstance(err, DeadlinePassed):
             return f"no complete reply within {self.settings.request_timeout:g} s"
@@ -214,20 +212,6 @@ class OpenAIModel:
         if isinstance(err, ValueError):  # JSON or UTF-8 decoding of a 200 body
             return f"broken reply (not valid JSON: {str(err)[:120]})"
         return f"broken reply ({str(err)[:200]})"
-
-    def _refusal(self, err: openai.APIStatusError) -> str:
-        """The message for a status that retrying will not fix: what the server said and what to check."""
-        status = err.status_code
-        message = f"Model request failed: HTTP {status}: {server_message(err)}"
-        if status in (401, 403):
-            message += f"\nCheck OPENAI_API_KEY: the server at {self._base_url()} refused the key"
-            message += f" for model {self.settings.model!r}." if status == 403 else "."
-        elif status == 404:
-            message += (
-                f"\nCheck the model name (GA_MODEL or --model: {self.settings.model!r}) and the base URL "
-                f"(OPENAI_BASE_URL: {self._base_url()}; most servers expect it to end in /v1)."
-            )
-        return message
 
     def model_list(self) -> list[dict]:
         """GET /models as JSON entries, one try (the SDK's typed list costs a start ~40 ms of imports for two
@@ -246,8 +230,7 @@ class OpenAIModel:
                 listed = self.model_list()
             except (openai.APIError, ValueError):
                 return None
-        entry = next((m for m in listed if m.get("id") == self.settings.model), listed[0] if len(listed) == 1 else None)
-        extra = entry or {}
+        extra = next((m for m in listed if m.get("id") == self.settings.model), listed[0] if len(listed) == 1 else {})
         for name in _WINDOW_FIELDS:
             if isinstance(extra.get(name), int) and extra[name] > 0:
                 return extra[name]
@@ -255,7 +238,7 @@ class OpenAIModel:
         if isinstance(meta, dict) and isinstance(meta.get("n_ctx_train"), int):  # llama.cpp: the server's own n_ctx
             try:
                 once = self.client.with_options(timeout=LIST_TIMEOUT, max_retries=0)
-                props = once.get(_root(self._base_url()) + "/props", cast_to=object)
+                props = once.get(self._base_url().removesuffix("/v1") + "/props", cast_to=object)
                 return int(props["default_generation_settings"]["n_ctx"])
             except (openai.APIError, KeyError, TypeError, ValueError):
                 return meta["n_ctx_train"]
@@ -263,8 +246,3 @@ class OpenAIModel:
 
     def _base_url(self) -> str:
         return str(self.client.base_url).rstrip("/")
-
-
-def _cap(configured: int, model: int) -> int:
-    """The completion cap: GA_MAX_OUTPUT_TOKENS, lowered by the model's own setting (0: none of that one)."""
-    return min(c for c in (configured, model) if c) if configured or model else 0

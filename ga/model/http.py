@@ -10,6 +10,7 @@ that reached nothing after a few tries; and a notice for every retry.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import socket
 import threading
@@ -100,7 +101,7 @@ class Exchange:
             if self.out_of_time or (not self.replied and not_an_api(status, headers)):
                 headers["x-should-retry"] = "false"  # the SDK's own switch
         stream = response.stream  # type: ignore[attr-defined]
-        watchdog = _Watchdog(response, self.deadline) if self.deadline is not None else None
+        watchdog = _watchdog(response, self.deadline) if self.deadline is not None else None
         response.stream = _guarded_class(type(stream))(stream, self, watchdog)  # type: ignore[attr-defined]
 
     def check(self, received: int) -> None:
@@ -120,30 +121,23 @@ def _wait_asked(headers: object) -> float:
     return 0.0
 
 
-class _Watchdog:
-    """Shuts the response's socket at the deadline: a blocked read then returns at once."""
-
-    def __init__(self, response: object, deadline: float):
-        self.fired = False
-        self._response = response
-        self._timer = threading.Timer(max(0.0, deadline - time.monotonic()), self._fire)
-        self._timer.daemon = True
-        self._timer.start()
-
-    def _fire(self) -> None:
-        self.fired = True
-        stream = getattr(self._response, "extensions", {}).get("network_stream")
+def _watchdog(response: object, deadline: float) -> threading.Timer:
+    """A timer that shuts the response's socket at the deadline (a blocked read then returns at once); its `fired`
+    says it did."""
+    def fire() -> None:
+        timer.fired = True  # type: ignore[attr-defined]
+        stream = getattr(response, "extensions", {}).get("network_stream")
         sock = stream.get_extra_info("socket") if stream is not None else None
-        try:
+        with contextlib.suppress(OSError, RuntimeError):  # already closed: the read ends anyway
             if sock is not None:
                 sock.shutdown(socket.SHUT_RDWR)
             else:  # no socket to reach: closing the response is the next best thing
-                self._response.close()  # type: ignore[attr-defined]
-        except (OSError, RuntimeError):
-            pass  # already closed: the read ends anyway
+                response.close()  # type: ignore[attr-defined]
 
-    def cancel(self) -> None:
-        self._timer.cancel()
+    timer = threading.Timer(max(0.0, deadline - time.monotonic()), fire)
+    timer.fired, timer.daemon = False, True  # type: ignore[attr-defined]
+    timer.start()
+    return timer
 
 
 def http_client(exchange: Exchange, made: openai.DefaultHttpxClient | None = None) -> openai.DefaultHttpxClient:
@@ -162,7 +156,7 @@ def _guarded_class(stream_type: type) -> type:
     base = next((c for c in stream_type.__mro__ if c.__name__ == "SyncByteStream"), object)
 
     class GuardedStream(base):  # type: ignore[misc, valid-type]
-        def __init__(self, inner: object, exchange: Exchange, watchdog: _Watchdog | None):
+        def __init__(self, inner: object, exchange: Exchange, watchdog: threading.Timer | None):
             self._inner, self._exchange, self._watchdog = inner, exchange, watchdog
 
         def __iter__(self) -> Iterator[bytes]:
@@ -173,7 +167,7 @@ def _guarded_class(stream_type: type) -> type:
                     self._exchange.check(received)
                     yield chunk
             except Exception as err:
-                if self._watchdog is not None and self._watchdog.fired:
+                if self._watchdog is not None and self._watchdog.fired:  # type: ignore[attr-defined]
                     raise DeadlinePassed from err  # the watchdog shut the socket: not a broken server
                 raise
             finally:

@@ -10,9 +10,8 @@ from ga.model.client import OpenAIModel
 
 
 def served_models(settings: Settings) -> tuple[list[str], int | None]:
-    """The model ids the endpoint lists, and the configured model's context window when the server says it.
-
-    One try, no retries; ModelError with a short reason when the endpoint cannot say."""
+    """The model ids the endpoint lists, and the configured model's context window when the server says it (one
+    try; ModelError with a short reason when the endpoint cannot say)."""
     model = OpenAIModel(settings)
     try:
         listed = model.model_list()

@@ -13,8 +13,6 @@ from ga.errors import ContextOverflow
 RETRYABLE = {408: "request timeout", 409: "conflict", 429: "rate limited"}
 """Statuses below 500 that a later attempt may get past."""
 _TITLE = re.compile(r"<title[^>]*>(.*?)</title", re.IGNORECASE | re.DOTALL)
-
-
 _OVERFLOW = re.compile(r"context_length_exceeded|exceed_context_size|maximum context length|context (?:size|window)|"
                        r"prompt is too long|input is too long|too many (?:input )?tokens", re.IGNORECASE)
 _WINDOW = re.compile(r"maximum context length is (\d+)|context (?:size|window|length)(?: is| of)? (\d+)", re.IGNORECASE)

@@ -18,6 +18,7 @@ except ModuleNotFoundError:  # Python 3.10
 
 ENTRIES = Path(__file__).with_name("models.toml")
 FORCE_ENV = "GA_MODEL_SETTINGS"
+ACTION_FORMATS = ("tools", "bash")
 
 
 @dataclass(kw_only=True, frozen=True)
@@ -73,6 +74,11 @@ class ModelSettings:
     """The SOPs listed for a task are shown whole (up to a few hundred tokens each), not only named: a small model
     follows a usage line it can see, and seldom opens a file to find one. Short ones are shown whole to every model."""
 
+    def __post_init__(self) -> None:
+        if self.action_format not in ACTION_FORMATS:
+            raise ConfigError(f"model settings {self.name!r}: action_format {self.action_format!r} is not one of "
+                              f"{', '.join(ACTION_FORMATS)}")
+
 
 @functools.cache
 def _entries() -> dict[str, dict]:
@@ -90,7 +96,7 @@ def settings_for(model: str, *, local: bool = False, force: str | None = None) -
             raise ConfigError(f"{FORCE_ENV}={force!r}: no such entry in {ENTRIES.name} (entries: default, "
                               f"{', '.join(entries)})")
         found = _settings(name, entries[name]) if name != "default" else ModelSettings()
-        return _checked(dataclasses.replace(found, **_overrides(force, overrides))) if overrides else found
+        return dataclasses.replace(found, **_overrides(force, overrides)) if overrides else found
     lowered = model.lower()
     for name, entry in entries.items():
         if (local and entry.get("local")) or any(fnmatch.fnmatchcase(lowered, g) for g in entry.get("match", ())):
@@ -98,19 +104,9 @@ def settings_for(model: str, *, local: bool = False, force: str | None = None) -
     return ModelSettings()
 
 
-ACTION_FORMATS = ("tools", "bash")
-
-
 def _settings(name: str, entry: dict) -> ModelSettings:
     known = {f.name for f in dataclasses.fields(ModelSettings)} - {"name"}
-    return _checked(ModelSettings(name=name, **{k: v for k, v in entry.items() if k in known}))
-
-
-def _checked(found: ModelSettings) -> ModelSettings:
-    if found.action_format not in ACTION_FORMATS:
-        raise ConfigError(f"model settings {found.name!r}: action_format {found.action_format!r} is not one of "
-                          f"{', '.join(ACTION_FORMATS)}")
-    return found
+    return ModelSettings(name=name, **{k: v for k, v in entry.items() if k in known})
 
 
 def _overrides(force: str, text: str) -> dict:

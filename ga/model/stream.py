@@ -16,7 +16,6 @@ from ga.tooling.tokens import estimate, request_tokens
 
 log = logging.getLogger(__name__)
 
-
 LOOP_PERIODS = range(8, 401)
 """Lengths of the repeated block looked for, in characters."""
 CHECK_EVERY = 512
@@ -29,11 +28,10 @@ _NUMBERS = re.compile(r"\d+")
 def repeated_calls(calls: list[tuple[str, str]], repeats: int) -> int:
     """Copies of the run of calls that `calls` ends in, when there are `repeats` or more, else 0."""
     for period in range(1, CALL_PERIOD + 1):
-        block = calls[-period:]
-        if len(calls) >= period * repeats and calls[-period * repeats:] == block * repeats:
-            copies = repeats
-            while calls[-period * (copies + 1):] == block * (copies + 1) and len(calls) >= period * (copies + 1):
-                copies += 1
+        copies = 0
+        while len(calls) >= period * (copies + 1) and calls[-period * (copies + 1):] == calls[-period:] * (copies + 1):
+            copies += 1
+        if copies >= repeats:
             return copies
     return 0
 
@@ -80,13 +78,6 @@ def cached_tokens(usage: Any, timings: Any = None) -> int:
     if isinstance(prompt, int) and isinstance(processed, int) and 0 <= processed <= prompt:
         return prompt - processed
     return 0
-
-
-def arguments_text(arguments: object) -> str:
-    """Tool-call arguments as a JSON string, whether the server sent a string or an object."""
-    if arguments is None or isinstance(arguments, str):
-        return arguments or ""
-    return json.dumps(arguments, ensure_ascii=False)
 
 
 @dataclass(kw_only=True)
@@ -136,14 +127,13 @@ class ReplyBuilder:
         if not choices:
             raise IncompleteReply(f"server returned no choices: {str(completion)[:200]}")
         self._choices = len(choices)
-        message = getattr(choices[0], "message", None)
-        calls = getattr(message, "tool_calls", None) or []
         # A whole message is one big delta whose calls are keyed by position.
-        self._add_delta(message, positional=True)
+        self._add_delta(getattr(choices[0], "message", None), positional=True)
         self._usage = getattr(completion, "usage", None)
         self._timings = _field(completion, "timings")
         if not self.looped:
-            self._finish_reason = getattr(choices[0], "finish_reason", None) or ("tool_calls" if calls else "stop")
+            finish = getattr(choices[0], "finish_reason", None)
+            self._finish_reason = finish or ("tool_calls" if self._calls else "stop")
 
     def _add_delta(self, delta: Any, positional: bool = False) -> None:
         if delta is None:
@@ -162,7 +152,9 @@ class ReplyBuilder:
             pending = self._slot(index, getattr(call_delta, "id", None))
             function = getattr(call_delta, "function", None)
             pending.name += getattr(function, "name", None) or ""
-            pending.arguments.append(arguments_text(getattr(function, "arguments", None)))
+            given = getattr(function, "arguments", None)  # a string, or an object from some servers
+            given = json.dumps(given, ensure_ascii=False) if given is not None and not isinstance(given, str) else given
+            pending.arguments.append(given or "")
             self._unchecked += len(pending.arguments[-1])
         if self._unchecked >= CHECK_EVERY or positional:
             self._unchecked = 0
@@ -192,10 +184,8 @@ class ReplyBuilder:
                 return
 
     def _slot(self, index: int | None, call_id: str | None) -> _PendingCall:
-        """The call a delta belongs to: by index; without one, by id, else the latest call.
-
-        The index wins over the id because some servers give every call of a reply the same id.
-        """
+        """The call a delta belongs to: by index (some servers give every call of a reply the same id); without one,
+        by id, else the latest call."""
         if index is not None:
             known = self._by_index.get(index)
             # Some servers reuse index 0 for every parallel call: a new id at a known index is a new call.
@@ -223,10 +213,8 @@ class ReplyBuilder:
             raise IncompleteReply("stream ended before the reply was complete")
         reasoning, content = split_reasoning("".join(self._text))
         reasoning = "\n".join(filter(None, ["".join(self._reasoning).strip(), reasoning]))
-        calls = [
-            ToolCall(id=c.id or f"call_{i}", name=c.name, arguments="".join(c.arguments))
-            for i, c in enumerate(self._calls)
-        ]
+        calls = [ToolCall(id=c.id or f"call_{i}", name=c.name, arguments="".join(c.arguments))
+                 for i, c in enumerate(self._calls)]
         finish = self._finish_reason or ("tool_calls" if calls else "stop")
         prompt = getattr(self._usage, "prompt_tokens", None)
         completion = getattr(self._usage, "completion_tokens", None)

@@ -26,17 +26,6 @@ out of habit and writes its answer in it), never a command."""
 _ECHO = re.compile(r"\[exit code -?\d+ · |\[killed after |^\s*(?:# )?Output:?\s*$|^note: it printed nothing",
                    re.MULTILINE)
 """ga's own result text: a block that copies it back (a small model imitating the conversation) runs nothing."""
-def _said(body: str) -> bool:
-    """A block that only says something: comments, or sentences whose first word is no program ("I wrote 11 into
-    shipped.txt."). After the run acted, a small model writes its final answer as one ("# The file is updated.");
-    before, its plan ("# Step 1: open the page"), which runs (and shows that nothing ran)."""
-    lines = [line.strip() for line in body.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-    if len(lines) == 1 and re.fullmatch(r"[A-Za-z]+[.!]?", lines[0]):  # "done": a word, no program or builtin
-        word = lines[0].rstrip(".!")
-        return word not in _BUILTINS and not shutil.which(word)
-    return all(_SENTENCE.fullmatch(line) and not shutil.which(line.split()[0]) for line in lines)
-"""A block of comments only runs nothing: after the run acted, a small model writes its final answer as one
-("# The file is updated."); before, its plan ("# Step 1: open the page")."""
 _SENTENCE = re.compile(r"[A-Z][\w'’-]*(?: [\w'’,().:/-]+){2,}[.!]")
 """A line of prose: a capitalised word, two more, a full stop; no shell operator, quote or variable."""
 _BUILTINS = frozenset({"alias", "bg", "break", "cd", "continue", "echo", "eval", "exec", "exit", "export", "false",
@@ -46,6 +35,17 @@ _BUILTINS = frozenset({"alias", "bg", "break", "cd", "continue", "echo", "eval",
 """Bash builtins a one-word script may run."""
 _SHELLS = {"", "bash", "sh", "shell", "console", "zsh"}
 _PYTHONS = {"python", "python3", "py"}
+
+
+def _said(body: str) -> bool:
+    """A block that only says something: comments, or sentences whose first word is no program ("I wrote 11 into
+    shipped.txt."). After the run acted, a small model writes its final answer as one ("# The file is updated.");
+    before, its plan ("# Step 1: open the page"), which runs (and shows that nothing ran)."""
+    lines = [line.strip() for line in body.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    if len(lines) == 1 and re.fullmatch(r"[A-Za-z]+[.!]?", lines[0]):  # "done": a word, no program or builtin
+        word = lines[0].rstrip(".!")
+        return word not in _BUILTINS and not shutil.which(word)
+    return all(_SENTENCE.fullmatch(line) and not shutil.which(line.split()[0]) for line in lines)
 
 
 class TextActions:
@@ -98,7 +98,7 @@ class TextActions:
                 continue
             reply.content, reply.finish_reason = reply.content[: block.start()].strip(), "tool_calls"
             if len(blocks) > 1:
-                self.pending = (_arguments_text(reply.tool_calls[0].arguments), MORE_BLOCKS.format(n=len(blocks)))
+                self.pending = (reply.tool_calls[0].arguments, MORE_BLOCKS.format(n=len(blocks)))
             return
 
     def _place_note(self, messages: list[dict]) -> None:
@@ -131,10 +131,6 @@ def _uncommented(block: re.Match) -> str:
     if block.group(1).lower() not in _SHELLS | _PYTHONS or not _said(body):
         return block.group(0)
     return "\n".join(line.strip().lstrip("#").strip() for line in body.splitlines() if line.strip())
-
-
-def _arguments_text(arguments: str | dict | None) -> str:
-    return arguments if isinstance(arguments, str) else json.dumps(arguments or {}, ensure_ascii=False)
 
 
 def _as_block(name: str, arguments: str) -> str:

@@ -14,6 +14,7 @@ import re
 from ga.protocols import ToolCall
 
 _DECODER = json.JSONDecoder()
+_SPACE = re.compile(r"\s*")
 _FENCE = re.compile(r"```[\w-]*[ \t]*\n?")
 _TAG = re.compile(r"<(tool_calls?|function_calls?|tools)>")
 _FUNCTION = re.compile(r"<function=([\w.-]+)>")
@@ -34,33 +35,24 @@ def text_calls(content: str, known: set[str] | dict) -> list[ToolCall]:
             return []
         calls, at = step
         found += calls
-        at = _skip_space(text, at)
+        at = _SPACE.match(text, at).end()
     return [ToolCall(id=f"text_call_{i}", name=name, arguments=arguments) for i, (name, arguments) in
             enumerate(found)]
 
 
 def _one_block(text: str, at: int, known: set[str] | dict) -> tuple[list[tuple[str, str]], int] | None:
     """The calls of one wrapped (or bare) block at `at`, and where the block ends."""
-    if fence := _FENCE.match(text, at):
-        close = "```"
-        value, end = _json_at(text, fence.end())
-    elif tag := _TAG.match(text, at):
-        close = f"</{tag.group(1)}>"
-        value, end = _json_at(text, tag.end())
-    elif function := _FUNCTION.match(text, at):
-        close = "</function>"
-        arguments, end = _json_at(text, function.end())
-        value = {"name": function.group(1), "arguments": arguments}
-    else:
-        close = ""
-        value, end = _json_at(text, at)
+    fence, tag, function = _FENCE.match(text, at), _TAG.match(text, at), _FUNCTION.match(text, at)
+    close = "```" if fence else f"</{tag.group(1)}>" if tag else "</function>" if function else ""
+    value, end = _json_at(text, (fence or tag or function).end() if close else at)
+    if function:
+        value = {"name": function.group(1), "arguments": value}
     if end is None:
         return None
-    end = _skip_space(text, end)
-    if close:
-        if not text.startswith(close, end):
-            return None
-        end += len(close)
+    end = _SPACE.match(text, end).end()
+    if not text.startswith(close, end):  # "" (a bare block) always does
+        return None
+    end += len(close)
     calls = [_as_call(item, known) for item in (value if isinstance(value, list) else [value])]
     if not calls or None in calls:
         return None
@@ -69,15 +61,9 @@ def _one_block(text: str, at: int, known: set[str] | dict) -> tuple[list[tuple[s
 
 def _json_at(text: str, at: int) -> tuple[object, int | None]:
     try:
-        return _DECODER.raw_decode(text, _skip_space(text, at))
+        return _DECODER.raw_decode(text, _SPACE.match(text, at).end())
     except (json.JSONDecodeError, RecursionError):
         return None, None
-
-
-def _skip_space(text: str, at: int) -> int:
-    while at < len(text) and text[at].isspace():
-        at += 1
-    return at
 
 
 def _as_call(item: object, known: set[str] | dict) -> tuple[str, str] | None:

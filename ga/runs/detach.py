@@ -9,6 +9,7 @@ endpoint, bad flags) still reaches the user with its exit code.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -37,23 +38,18 @@ class DetachFailed(Exception):
 
 
 def _feed(proc: subprocess.Popen, data: bytes) -> None:
-    try:
+    with contextlib.suppress(OSError):  # the child ended first: it says why on its output
         proc.stdin.write(data)
         proc.stdin.close()
-    except OSError:  # the child ended first: it says why on its output
-        pass
 
 
 def spawn(args: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None,
           echo: TextIO | None = None, timeout: float | None = START_TIMEOUT,
           stdin: bytes | BinaryIO | None = None) -> tuple[str, subprocess.Popen]:
-    """Start `ga run ARGS` in the background; return its run id (and the process, for callers that reap it).
-
-    What the child says before its run exists (errors, --local's provisioning) is collected, and shown on `echo`
-    as it comes; a child that has not made its run within `timeout` seconds is killed (None: wait, as a user can).
-    `stdin`: what the child reads on its stdin (input piped to the parent: bytes, or a file it reads itself), else
-    nothing.
-    """
+    """Start `ga run ARGS` in the background; return its run id (and the process, for callers that reap it). What
+    the child says before its run exists (errors, --local's provisioning) is collected, and shown on `echo` as it
+    comes; a child that has not made its run within `timeout` seconds is killed (None: wait, as a user can).
+    `stdin`: what the child reads (input piped to the parent: bytes, or a file it reads itself), else nothing."""
     command = [*ga_command(), "run", CHILD_FLAG, *args]
     given = subprocess.DEVNULL if stdin is None else subprocess.PIPE if isinstance(stdin, bytes) else stdin
     proc = subprocess.Popen(command, cwd=cwd, env=child_env(env), stdin=given, stdout=subprocess.PIPE,

@@ -29,9 +29,7 @@ def atomic_write(path: Path, text: str, *, sync: bool = False) -> None:
 
 def hold_lock(path: Path) -> int:
     """An exclusive lock on `path` for this process (its pid written inside); the fd keeps it until closed.
-
-    Raises BlockingIOError carrying the holder's pid when another process has it.
-    """
+    BlockingIOError carrying the holder's pid when another process has it."""
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -37,10 +37,6 @@ class RunFolderGone(AgentStop):
     exit_code = 1
 
 
-def new_run_id() -> str:
-    return time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
-
-
 @dataclass(kw_only=True)
 class History:
     """What the trajectory says happened, rebuilt on resume."""
@@ -71,7 +67,7 @@ class Run:
 
     @classmethod
     def create(cls, runs_dir: Path, task: str, meta: dict) -> Run:
-        folder = runs_dir / new_run_id()
+        folder = runs_dir / (time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3))
         try:
             if not runs_dir.parent.exists():
                 private_folder(runs_dir.parent)  # GA_HOME, when ga creates it
@@ -146,8 +142,7 @@ class Run:
             f.flush()
 
     def _check_folder(self) -> None:
-        """The run folder itself is gone (deleted while the run went on: GA_HOME removed by the run's own code?):
-        the run stops once, with what happened; nothing more can be saved, so later writes are no-ops."""
+        """The run folder was deleted under the run: it stops once; later writes are no-ops."""
         if self.folder.is_dir():
             return
         self.gone = True
@@ -250,11 +245,6 @@ def read_state(folder: Path) -> dict | None:
 
 def newest_run(runs_dir: Path, workdir: Path) -> str | None:
     """The id of the run in this workspace that was active last (for --continue / --last)."""
-    best: tuple[float, str] | None = None
-    for run_id in run_ids(runs_dir):
-        state = read_state(runs_dir / run_id)
-        if state is None or state.get("workdir") != str(workdir):
-            continue
-        key = (float(state.get("updated") or state.get("created") or 0), run_id)
-        best = key if best is None or key > best else best
-    return best[1] if best else None
+    found = [(float(state.get("updated") or state.get("created") or 0), run_id) for run_id in run_ids(runs_dir)
+             if (state := read_state(runs_dir / run_id)) is not None and state.get("workdir") == str(workdir)]
+    return max(found)[1] if found else None

@@ -8,6 +8,7 @@ tool output touch the second. A live run without progress for a while is `stalle
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import time
@@ -38,10 +39,8 @@ def owner() -> dict:
 
 
 def process_alive(state: dict, folder: Path | None = None) -> bool:
-    """Is the process recorded in `state` still running (and the same process, not a reused pid)?
-
-    Runs written before pids were recorded fall back to the run's lock: held means alive.
-    """
+    """Is the process recorded in `state` still running (and the same process, not a reused pid)? Runs written
+    before pids were recorded fall back to the run's lock: held means alive."""
     pid = state.get("pid")
     if not isinstance(pid, int):
         return folder is not None and _locked(folder / "lock")
@@ -75,19 +74,15 @@ def last_progress(folder: Path, state: dict) -> float:
     """Seconds since the epoch of the run's newest sign of progress."""
     times = [float(state.get("updated") or state.get("created") or 0)]
     for name in ("trajectory.jsonl", HEARTBEAT):
-        try:
+        with contextlib.suppress(OSError):
             times.append(os.stat(folder / name).st_mtime)
-        except OSError:
-            pass
     return max(times)
 
 
 def effective_status(folder: Path, state: dict) -> str:
     """The status a reader should believe: a `running` run whose process is gone is `crashed`."""
     status = str(state.get("status") or "crashed")
-    if status == "running" and not process_alive(state, folder):
-        return "crashed"
-    return status
+    return "crashed" if status == "running" and not process_alive(state, folder) else status
 
 
 def stalled_for(folder: Path, state: dict, after: float, now: float | None = None) -> float | None:
@@ -97,10 +92,8 @@ def stalled_for(folder: Path, state: dict, after: float, now: float | None = Non
 
 
 class Heartbeat:
-    """Wraps the UI the loop talks to: each progress call also touches the run's heartbeat file (throttled).
-
-    Everything else passes through unchanged, so any sink with the Terminal's methods can be wrapped.
-    """
+    """Wraps the UI the loop talks to: each progress call also touches the run's heartbeat file (throttled);
+    everything else passes through unchanged."""
 
     def __init__(self, ui: Any, folder: Path):
         self._ui = ui
@@ -113,10 +106,8 @@ class Heartbeat:
         if now - self._last < BEAT_EVERY:
             return
         self._last = now
-        try:
+        with contextlib.suppress(OSError):  # a heartbeat that cannot be written must not stop the run
             self._path.touch(mode=0o600)
-        except OSError:
-            pass  # a heartbeat that cannot be written must not stop the run
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self._ui, name)

@@ -13,6 +13,7 @@ RUN_DIR/outbox/           question.json while the run waits for an answer; resul
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -124,18 +125,16 @@ class Inbox:
             return []
         out = []
         for entry in listed:
-            if not entry.is_file(follow_symlinks=False):  # a link, a folder, a FIFO: never read, never left lying
-                self._archive(Mail(id=entry.name, kind="", path=Path(entry.path), written=0), "rejected")
-                self._notice(f"inbox entry {entry.name} ignored: only a regular file is a message (moved to "
-                             "inbox/rejected/)")
-                continue
-            mail = Mail(id=entry.name, kind=entry.name.rpartition(".")[2], path=Path(entry.path),
-                        written=entry.stat().st_mtime)
-            if mail.id in self.consumed:
+            regular = entry.is_file(follow_symlinks=False)  # a link, a folder, a FIFO: never read, never left lying
+            mail = Mail(id=entry.name, kind=entry.name.rpartition(".")[2] if regular else "", path=Path(entry.path),
+                        written=entry.stat().st_mtime if regular else 0)
+            if regular and mail.id in self.consumed:
                 self._archive(mail)
             elif mail.kind not in KINDS:
                 self._archive(mail, "rejected")
-                self._notice(f"inbox file {mail.id} ignored: name it NAME.answer, NAME.message or NAME.stop")
+                why = ("name it NAME.answer, NAME.message or NAME.stop" if regular
+                       else "only a regular file is a message (moved to inbox/rejected/)")
+                self._notice(f"inbox {'file' if regular else 'entry'} {mail.id} ignored: {why}")
             elif all(c.id != mail.id for c in self.claimed):
                 out.append(mail)
         return out
@@ -184,11 +183,9 @@ class Inbox:
 
     def _archive(self, mail: Mail, where: str = "done") -> None:
         target = self.folder / where
-        try:
+        with contextlib.suppress(OSError):  # already moved (or unmovable): the trajectory still says it was consumed
             target.mkdir(mode=0o700, exist_ok=True)
             os.replace(mail.path, target / mail.id)
-        except OSError:
-            pass  # already moved (or unmovable): the trajectory still says it was consumed
 
     def _notice(self, text: str) -> None:
         self.run.append({"type": "notice", "text": text})

@@ -15,8 +15,6 @@ log = logging.getLogger(__name__)
 
 MAX_EDITS = 5
 """Edits of one call at an approval before it counts as rejected."""
-
-
 APPROVED = "approved"
 """Tool state: what the human approved for the rest of the run ({"all": bool, "tools": [names]}); a resume keeps it."""
 

@@ -15,6 +15,12 @@ if TYPE_CHECKING:
 ECHO_CHARS = 300
 _INT = re.compile(r"-?\d+")
 _NUM = re.compile(r"-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+MAX_DEPTH = 32
+"""Nesting levels of arguments accepted: no tool takes more than a few, and deeper JSON would exhaust the stack."""
+DOUBLE_ENCODED = "[Your arguments came as a JSON string holding the JSON object; they were decoded once more.]"
+ECHO_MIN_WORDS = 6
+"""A string value of this many words that is a piece of the tool's or the parameter's description was copied
+from it (shorter pieces, "case-insensitive match", can be what the model looks for)."""
 
 
 def echo(raw: object, limit: int = ECHO_CHARS) -> str:
@@ -35,18 +41,13 @@ def summarize(arguments: str | dict | None, limit: int = 70) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-MAX_DEPTH = 32
-"""Nesting levels of arguments accepted: no tool takes more than a few, and deeper JSON would exhaust the stack."""
-DOUBLE_ENCODED = "[Your arguments came as a JSON string holding the JSON object; they were decoded once more.]"
-
-
 def parse(raw: str | dict | None, tool: str) -> dict:
-    """Decode the arguments the model sent: a JSON object, possibly encoded twice as a JSON string."""
     return decode(raw, tool)[0]
 
 
 def decode(raw: str | dict | None, tool: str) -> tuple[dict, str]:
-    """parse(), and the note for the model when the arguments had to be decoded twice ("" when not)."""
+    """The arguments the model sent as a dict (a JSON object, maybe encoded twice as a JSON string), and the note
+    for the model when they had to be decoded twice ("" when not)."""
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return {}, ""
     value: object = raw
@@ -87,6 +88,8 @@ def _shallow(value: object, limit: int) -> bool:
 
 
 def _repair_value(value: object, kind: object) -> object:
+    if kind == "integer" and isinstance(value, float) and value.is_integer():
+        return int(value)
     if not isinstance(value, str) or not value.strip():
         return value  # "" and null are never turned into a value
     text = value.strip()
@@ -109,19 +112,7 @@ def _repair_value(value: object, kind: object) -> object:
 def repair(args: dict, schema: dict) -> dict:
     """Fix the quirks models are known for: "30" for 30, "true" for true, a list sent as a JSON string."""
     props = schema.get("properties", {})
-    fixed = dict(args)
-    for name, value in args.items():
-        kind = props.get(name, {}).get("type")
-        if kind is not None:
-            fixed[name] = _repair_value(value, kind)
-        if kind == "integer" and isinstance(fixed[name], float) and fixed[name].is_integer():
-            fixed[name] = int(fixed[name])
-    return fixed
-
-
-ECHO_MIN_WORDS = 6
-"""A string value of this many words that is a piece of the tool's or the parameter's description was copied
-from it (shorter pieces, "case-insensitive match", can be what the model looks for)."""
+    return {name: _repair_value(value, props.get(name, {}).get("type")) for name, value in args.items()}
 
 
 def _flat(text: str) -> str:

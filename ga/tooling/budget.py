@@ -4,7 +4,6 @@ whole lines from both ends and saying where the whole result is."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -24,21 +23,6 @@ unchanged re-reads). The runtime drops an id once that result is cut here, or ma
 class Result(Protocol):
     content: str
     details: dict
-
-
-@dataclass(kw_only=True)
-class ResultsBudget:
-    left: int
-    """Tokens still free for this turn's results."""
-    calls: int
-    """Calls of this turn not run yet."""
-
-    def share(self, n: int) -> int:
-        """The part of what is left for the next n calls (those run next get no more than their count's share)."""
-        return self.left * n // max(1, self.calls)
-
-    def spend(self, n: int, used: int) -> None:
-        self.left, self.calls = max(0, self.left - used), self.calls - n
 
 
 def fit(ids: list[str], results: list[Result], budget: int, *, save: Callable[[str, str], Path],

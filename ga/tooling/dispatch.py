@@ -18,7 +18,7 @@ from ga.errors import AgentStop, PermissionDenied, ToolError
 from ga.protocols import ToolCall
 from ga.tooling import arguments, tokens
 from ga.tooling.approval import confirm
-from ga.tooling.budget import RESULTS_TOKENS, SHOWN_RESULTS, ResultsBudget, fit
+from ga.tooling.budget import RESULTS_TOKENS, SHOWN_RESULTS, fit
 from ga.tooling.permissions import SideEffect, check_mode
 from ga.tooling.spec import ToolContext, ToolResult, ToolSpec, error, redacted, remember_result
 
@@ -72,12 +72,10 @@ class Dispatcher:
                  on_start: Callable[[ToolCall, dict], None] | None = None,
                  on_result: Callable[[ToolCall, ToolResult], None] | None = None,
                  budget: int = RESULTS_TOKENS) -> list[ToolResult]:
-        """Run the calls of one turn; consecutive concurrency-safe ones together; results in the order asked.
-
-        All results share `budget` tokens: each group of calls run together gets its part of what is left, its tools
-        are told their share (in characters), and a group over its part has its largest results cut first.
-        """
-        turn = ResultsBudget(left=budget, calls=len(calls))
+        """Run the calls of one turn; consecutive concurrency-safe ones together; results in the order asked. All
+        results share `budget` tokens: each group of calls run together gets its part of what is left, its tools are
+        told their share (in characters), and a group over its part has its largest results cut first."""
+        left = budget  # tokens still free for this turn's results
         prepared = [self._prepare(c) for c in calls]
         results: list[ToolResult] = []
         i = 0
@@ -90,7 +88,7 @@ class Dispatcher:
             for p in group:
                 if on_start:
                     on_start(p.call, p.args)
-            share = turn.share(len(group))
+            share = left * len(group) // max(1, len(prepared) - i)  # the group's part of what is left
             chars = max(1_000, share // len(group) * tokens.CHARS_PER_TOKEN)
             if len(group) == 1:
                 outcomes = [self._execute(group[0], ctx, chars)]
@@ -99,7 +97,7 @@ class Dispatcher:
                     outcomes = list(pool.map(self._execute, group, [ctx] * len(group), [chars] * len(group)))
             used = fit([p.call.id for p in group], outcomes, share, save=ctx.save_output,
                        shown=ctx.state.get(SHOWN_RESULTS, {}))
-            turn.spend(len(group), used)
+            left = max(0, left - used)
             for p, result in zip(group, outcomes, strict=True):
                 remember_result(ctx.state, p.call.name, result)
                 if on_result:
@@ -114,10 +112,8 @@ class Dispatcher:
     def _prepare(self, call: ToolCall) -> _Prepared:
         spec = self.specs.get(call.name)
         if spec is None:
-            names = ", ".join(self.specs)
-            name = arguments.echo(repr(call.name), 80)
-            return _Prepared(call=call, result=error(f"Unknown tool {name}. Available tools: {names}.",
-                                                     stage="unknown"))
+            unknown = f"Unknown tool {arguments.echo(repr(call.name), 80)}. Available tools: {', '.join(self.specs)}."
+            return _Prepared(call=call, result=error(unknown, stage="unknown"))
         try:
             decoded, note = arguments.decode(call.arguments, spec.name)
             args, notes = arguments.repair(decoded, spec.parameters), [note] if note else []
@@ -145,7 +141,7 @@ class Dispatcher:
 
     def _execute(self, p: _Prepared, ctx: ToolContext, budget: int) -> ToolResult:
         started, human = time.perf_counter(), ctx.ui.human_seconds()
-        call_ctx = _for_call(ctx, p.call.id, budget)
+        call_ctx = dataclasses.replace(ctx, output_budget=budget, call_id=p.call.id, notes=[])
         result = redacted(p.result or self._run(p, call_ctx))
         call_ctx.notes[:0] = p.notes
         result.content = "".join(f"{note}\n" for note in dict.fromkeys(call_ctx.notes)) + result.content
@@ -184,9 +180,3 @@ class Dispatcher:
         if ctx.settings.mode == "confirm" and spec.side_effect is not SideEffect.READ_ONLY:
             args = confirm(spec, args, ctx)
         return spec.check(args, ctx) if spec.check else args
-
-
-def _for_call(ctx: ToolContext, call_id: str, budget: int) -> ToolContext:
-    return dataclasses.replace(ctx, output_budget=budget, call_id=call_id, notes=[])
-
-

@@ -8,17 +8,17 @@ from __future__ import annotations
 
 import re
 
-ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves, clear screen, hidden text
-                     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"  # OSC: window title, clipboard, hyperlinks
-                     r"|\x1b[P^_X][^\x1b]*\x1b\\"  # DCS, PM, APC, SOS strings
-                     r"|\x1b[ -/]*[0-~]"  # two-character escapes (reset, charset switches)
-                     r"|\x9b[0-?]*[ -/]*[@-~]")  # 8-bit CSI
+_SEQUENCES = (r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves, clear screen, hidden text
+              r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"  # OSC: window title, clipboard, hyperlinks
+              r"|\x1b[P^_X][^\x1b]*\x1b\\"  # DCS, PM, APC, SOS strings
+              r"|\x9b[0-?]*[ -/]*[@-~]"  # 8-bit CSI
+              r"|\x1b[ -/]*")  # two-character escapes (reset, charset switches), their final byte next
+ESCAPES = re.compile(_SEQUENCES + "[0-~]")
 CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 """Control characters (tab and newline are kept), bidi overrides that make shown text read differently from what
 it is, and lone surrogates (which a UTF-8 terminal cannot even be sent)."""
 REPLACEMENT = "\ufffd"
-_COMPLETE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[P^_X][^\x1b]*\x1b\\"
-                       r"|\x1b[ -/]*[0-OQ-WYZ\\`a-~]|\x9b[0-?]*[ -/]*[@-~]")
+_COMPLETE = re.compile(_SEQUENCES + r"[0-OQ-WYZ\\`a-~]")
 """A whole escape sequence (a bare `ESC [` or `ESC ]` is the start of a longer one, not a sequence of its own)."""
 _STRING_STARTS = ("\x1b]", "\x1bP", "\x1b^", "\x1b_", "\x1bX")
 _HELD_MAX = 4096

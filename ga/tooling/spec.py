@@ -24,13 +24,20 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _NOT_SHOWN = frozenset({"additionalProperties"})
-"""Schema keywords left out of what the model reads. Every tool refuses unknown parameters, and the properties
-listed already say which exist (llama.cpp's grammar also treats a missing additionalProperties as closed);
-every other keyword the validator enforces (minimum, maxLength, enum...) is shown, so a server that compiles
-the schema into a grammar keeps the model inside it."""
-
-
+"""Schema keywords left out of what the model reads: every tool refuses unknown parameters, and the properties listed
+say which exist (llama.cpp's grammar also treats a missing additionalProperties as closed). Every other keyword the
+validator enforces is shown, so a server that compiles the schema into a grammar keeps the model inside it."""
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+NOT_RUN = frozenset({"unknown", "arguments", "permission"})
+"""details["stage"] of a call refused before its tool ran (an unknown tool, arguments that do not fit, a refusal):
+it is no tool call in a run's count."""
+LEARNT_CALL = "learnt_call"
+"""ctx.state's note, set before a code_run that runs learnt scripts (memory/learn/outputs.py): the script, the SOPs'
+names and the paths they may write; code_run runs it with the workspace read-only but for those."""
+RECENT_RESULTS = "recent_results"
+"""ctx.state's last few results that are ga's own text (statuses, errors, code_run's framing), newest last:
+file_write refuses to put one into a file. Not the world's text: file_read's files, pages, the user's answers."""
+_WORLDS = ("file_read", "web_scan", "web_execute_js", "ask_user")
 
 
 @dataclass(kw_only=True)
@@ -135,9 +142,10 @@ class ToolSpec:
     check: Callable[[dict, ToolContext], dict] | None = None
     """Tool-specific permission check (e.g. the command policy); returns the arguments to run, maybe edited."""
     state_only: bool = False
-    deferred: bool = False
-    """Rarely needed: its schema is sent only once the run needs it (ga/agent.py), named in one line until then."""
     """Writes only the agent's own state (the checkpoint): plan and confirm modes let it through."""
+    deferred: bool = False
+    """Rarely needed: its schema is sent only once the run needs it (ga/tooling/deferral.py), named in one line until
+    then."""
     in_plan_mode: Callable[[ToolContext], str] | None = None
     """How a tool that is not READ_ONLY may still run in plan mode: confined so that it changes nothing (code_run:
     in the sandbox with the workspace read-only and no network). Returns "" when that confinement holds here, else
@@ -168,9 +176,7 @@ class ToolSpec:
                                                  "parameters": params}}
 
     def is_concurrent(self, args: dict) -> bool:
-        if self.concurrent is not None:
-            return self.concurrent(args)
-        return self.side_effect is SideEffect.READ_ONLY
+        return self.concurrent(args) if self.concurrent else self.side_effect is SideEffect.READ_ONLY
 
 
 def redacted(result: ToolResult) -> ToolResult:
@@ -180,11 +186,6 @@ def redacted(result: ToolResult) -> ToolResult:
     return result
 
 
-NOT_RUN = frozenset({"unknown", "arguments", "permission"})
-"""details["stage"] of a call refused before its tool ran (an unknown tool, arguments that do not fit, a refusal):
-it is no tool call in a run's count."""
-
-
 def ran(result_details: dict) -> bool:
     """Whether a result (its details) is that of a call whose tool ran."""
     return result_details.get("stage") not in NOT_RUN
@@ -192,15 +193,6 @@ def ran(result_details: dict) -> bool:
 
 def error(message: str, **details: object) -> ToolResult:
     return ToolResult(content=message, details=dict(details), is_error=True)
-
-
-LEARNT_CALL = "learnt_call"
-"""ctx.state's note, set before a code_run that runs learnt scripts (memory/learn/outputs.py): the script, the SOPs'
-names and the paths they may write; code_run runs it with the workspace read-only but for those."""
-RECENT_RESULTS = "recent_results"
-"""ctx.state's last few results that are ga's own text (statuses, errors, code_run's framing), newest last:
-file_write refuses to put one into a file. Not the world's text: file_read's files, pages, the user's answers."""
-_WORLDS = ("file_read", "web_scan", "web_execute_js", "ask_user")
 
 
 def remember_result(state: dict, tool: str, result: ToolResult) -> None:

@@ -31,12 +31,6 @@ def _with_cjk() -> re.Pattern:
     return re.compile(_PIECES.format(cjk=_CJK))
 
 
-def _word(word: str) -> float:
-    if word.isascii():  # long identifiers and camelCase split into several tokens
-        return 1 + 0.3 * max(0, len(word) - 8) + 0.6 * len(_CASE_SWITCH.findall(word))
-    return 1 + 0.3 * max(0, len(word) - 4)  # accented, Cyrillic, Greek...: fewer merges in the vocabulary
-
-
 def estimate(text: str) -> int:
     """Tokens of `text`, as o200k_base would count them (within about 10% on ordinary text and code)."""
     total = 0.0
@@ -44,8 +38,10 @@ def estimate(text: str) -> int:
     for cjk, word, number, newline, spaces, _symbols in pieces.findall(text):
         if cjk:
             total += 0.8 * len(cjk)  # common pairs of CJK characters are single tokens
-        elif word:
-            total += _word(word)
+        elif word and word.isascii():  # long identifiers and camelCase split into several tokens
+            total += 1 + 0.3 * max(0, len(word) - 8) + 0.6 * len(_CASE_SWITCH.findall(word))
+        elif word:  # accented, Cyrillic, Greek...: fewer merges in the vocabulary
+            total += 1 + 0.3 * max(0, len(word) - 4)
         elif number:
             total += 1.5 * -(-len(number) // 3)  # digits go in groups of three
         elif newline:
@@ -126,11 +122,8 @@ def shares(sizes: list[int], budget: int) -> list[int]:
 
 
 def clip(text: str, budget: int, head_share: float = 2 / 3) -> tuple[str, str]:
-    """A head and a tail of `text` that together take at most `budget` tokens; the middle is what was cut.
-
-    Both end on line boundaries where the text has them: the head is whole lines from the start, the tail whole
-    lines from the end. Only a line too long to keep whole is cut inside, at a character (never a byte) boundary.
-    """
+    """A head and a tail of `text` that together take at most `budget` tokens; the middle is what was cut. Both
+    are whole lines where the text has them; only a line too long to keep whole is cut inside, at a character."""
     if estimate(text) <= budget:
         return text, ""
     lines = text.splitlines(keepends=True)
