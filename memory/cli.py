@@ -6,14 +6,12 @@ With no command (or only options), `memory` lists, as `runs` does.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import difflib
 import json
 import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 from ga.config import Settings, load_settings
@@ -22,11 +20,12 @@ from ga.invocation import invocation
 from ga.tooling.screen import clean, escaped_json
 from memory.index import marks, refresh
 from sop import ledger, retrieval, store, transfer
-from sop.library import Library, install_seeds, load, remove, save
+from sop.library import Library, install_seeds, load, remove, save, skill_files
 from sop.skill import SKILL_FILE, SkillError, read
 from sop.words import tokenize
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+LISTED_LEDGER = (*ledger.COUNTERS[:3], "last_success", "last_failure", "runs", "source")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -85,8 +84,7 @@ def _library(settings: Settings) -> Library:
 def list_sops(settings: Settings, args: argparse.Namespace) -> int:
     lib = _library(settings)
     rows = [{"name": s.name, "description": s.description, "status": s.status, "origin": s.origin,
-             "path": str(s.path), "marks": marks(s), **{k: s.metadata.get(k, "") for k in ledger.COUNTERS[:3]},
-             **{k: s.metadata.get(k, "") for k in ("last_success", "last_failure", "runs", "source")}}
+             "path": str(s.path), "marks": marks(s), **{k: s.metadata.get(k, "") for k in LISTED_LEDGER}}
             for s in [*lib.skills, *lib.archived]]
     if args.json:
         print(escaped_json(json.dumps(rows, ensure_ascii=False, indent=1)))
@@ -94,8 +92,7 @@ def list_sops(settings: Settings, args: argparse.Namespace) -> int:
     if not rows:
         print(f"No SOPs yet in {store.sop_dir(settings.home)}.")
     for r in rows:
-        flag = f" [{', '.join(r['marks'])}]" if r["marks"] else ""
-        flag += f" [{r['status']}]" if r["status"] not in ("ok", "flagged") else ""
+        flag = _flags(r["marks"]) + (f" [{r['status']}]" if r["status"] not in ("ok", "flagged") else "")
         where = "" if r["origin"] == "home" else f" ({r['origin']}: {r['path']})"
         print(clean(f"{r['name']}{flag}{where}  uses {r['uses'] or 0}, ok {r['successes'] or 0}, "
                     f"failed {r['failures'] or 0}\n    {r['description'][:150]}"))  # shown, never obeyed
@@ -141,23 +138,29 @@ def search(settings: Settings, args: argparse.Namespace) -> int:
     found = retrieval.relevant(_library(settings).skills, args.query, home=settings.home)
     rows = [{"name": s.name, "description": s.description, "score": round(m.score, 3),
              "evidence": round(m.evidence, 3),
-             "bm25": round(m.bm25, 3), "words": m.words, "marks": marks(s), "path": str(s.path)} for s, m in found]
+             "bm25": round(m.score, 3), "words": m.words, "marks": marks(s), "path": str(s.path)} for s, m in found]
+    return _print_rows(args, rows, "No SOP fits this task: a run of it would list none.", _sop_row)
+
+
+def _sop_row(r: dict, args: argparse.Namespace) -> str:
+    text = clean(f"{r['name']}{_flags(r['marks'])}  ({r['score']})\n    {r['description']}")
+    words = f" ({', '.join(r['words'])})" if r["words"] else ""
+    why = f"listed: words it holds{words}, evidence {r['evidence']} >= {retrieval.MIN_EVIDENCE}; BM25 {r['bm25']}"
+    return f"{text}\n    {why}" if args.verbose else text
+
+
+def _flags(marks: list[str]) -> str:
+    return f" [{', '.join(marks)}]" if marks else ""
+
+
+def _print_rows(args: argparse.Namespace, rows: list[dict], empty: str, line) -> int:
     if args.json:
         print(escaped_json(json.dumps(rows, ensure_ascii=False)))
     elif not rows:
-        print("No SOP fits this task: a run of it would list none.")
+        print(empty)
     for r in rows if not args.json else []:
-        flag = f" [{', '.join(r['marks'])}]" if r["marks"] else ""
-        print(clean(f"{r['name']}{flag}  ({r['score']})\n    {r['description']}"))
-        if args.verbose:
-            print(f"    {_why(r)}")
+        print(line(r, args))
     return EXIT_OK
-
-
-def _why(row: dict) -> str:
-    words = f" ({', '.join(row['words'])})" if row["words"] else ""
-    return (f"listed: words it holds{words}, evidence {row['evidence']} >= {retrieval.MIN_EVIDENCE}; "
-            f"BM25 {row['bm25']}")
 
 
 def _search_runs(settings: Settings, args: argparse.Namespace) -> int:
@@ -168,13 +171,8 @@ def _search_runs(settings: Settings, args: argparse.Namespace) -> int:
     found = ranker.rank(args.query, floor=0, limit=10)  # an explicit search: any match, best first
     rows = [{"run_id": paths[m.index].stem, "summary": texts[m.index].strip(), "score": round(m.score, 3)}
             for m in found]
-    if args.json:
-        print(escaped_json(json.dumps(rows, ensure_ascii=False)))
-    elif not rows:
-        print("No archived run matches.")
-    for r in rows if not args.json else []:
-        print(clean(f"{r['run_id']}  ({r['score']})\n    {r['summary'][:300]}"))
-    return EXIT_OK
+    return _print_rows(args, rows, "No archived run matches.",
+                       lambda r, _: clean(f"{r['run_id']}  ({r['score']})\n    {r['summary'][:300]}"))
 
 
 def export(settings: Settings, args: argparse.Namespace) -> int:
@@ -185,8 +183,8 @@ def export(settings: Settings, args: argparse.Namespace) -> int:
               "Use --force to replace them.", file=sys.stderr)
         return EXIT_FAILED
     args.dir.mkdir(parents=True, exist_ok=True)
-    with _staging(args.dir, ".export.") as staging:
-        staged, problems = _stage([s.folder for s in own], staging)
+    with tempfile.TemporaryDirectory(dir=args.dir, prefix=".export.", ignore_cleanup_errors=True) as staging:
+        staged, problems = _stage([s.folder for s in own], Path(staging))
         if problems:
             print("ga memory: nothing exported:\n" + "\n".join(f"  {p}" for p in problems), file=sys.stderr)
             return EXIT_FAILED
@@ -197,7 +195,8 @@ def export(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def import_skills(settings: Settings, args: argparse.Namespace) -> int:
-    sources = _skill_folders(Path(os.path.abspath(args.dir)))
+    # links are listed too, so that copying them refuses them by name rather than skipping them unseen
+    sources = [p.parent for p in skill_files(Path(os.path.abspath(args.dir)), os.path.lexists)]
     if not sources:
         print(f"ga memory: no SKILL.md in {args.dir} (give a skill folder, or a folder of skill folders); "
               "nothing imported.", file=sys.stderr)
@@ -205,8 +204,9 @@ def import_skills(settings: Settings, args: argparse.Namespace) -> int:
     if too_many := transfer.over_capacity({s.name for s in load(settings.home).own()}, [s.name for s in sources]):
         print(f"ga memory: nothing imported: {too_many}", file=sys.stderr)
         return EXIT_FAILED
-    with _staging(store.private_dir(store.sop_dir(settings.home)), ".import.") as staging:
-        staged, problems = _stage(sources, staging)
+    staging_parent = store.private_dir(store.sop_dir(settings.home))
+    with tempfile.TemporaryDirectory(dir=staging_parent, prefix=".import.", ignore_cleanup_errors=True) as staging:
+        staged, problems = _stage(sources, Path(staging))
         skills = []
         for source, folder in staged:
             try:
@@ -233,21 +233,10 @@ def import_skills(settings: Settings, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _skill_folders(folder: Path) -> list[Path]:
-    """`folder` when it holds a SKILL.md, else its sub-folders that do. Links are listed too, so that copying them
-    refuses them by name rather than skipping them unseen."""
-    if os.path.lexists(folder / SKILL_FILE):
-        return [folder]
-    try:
-        names = sorted(os.listdir(folder))
-    except OSError:
-        return []
-    return [folder / n for n in names if not n.startswith(".") and os.path.lexists(folder / n / SKILL_FILE)]
-
-
 def _stage(sources: list[Path], staging: Path) -> tuple[list[tuple[Path, Path]], list[str]]:
-    """Copy every source folder into `staging` (regular files and folders only, size-capped): (source, copy) pairs
-    of the whole copies, and every problem met. Nothing is swapped in unless all of them copied whole."""
+    """Copy every source folder into `staging` (regular files and folders only, size-capped; a private folder beside
+    the targets, so a rename swaps each copy in): (source, copy) pairs of the whole copies, and every problem met.
+    Nothing is swapped in unless all of them copied whole."""
     staged, problems = [], []
     for source in sources:
         copy = transfer.copy_skill(source, staging / source.name)
@@ -255,16 +244,6 @@ def _stage(sources: list[Path], staging: Path) -> tuple[list[tuple[Path, Path]],
         if not copy.problems:
             staged.append((source, staging / source.name))
     return staged, problems
-
-
-@contextlib.contextmanager
-def _staging(parent: Path, prefix: str) -> Iterator[Path]:
-    """A private folder beside the targets (so a rename swaps each copy in), removed with whatever is left in it."""
-    staging = Path(tempfile.mkdtemp(dir=parent, prefix=prefix))
-    try:
-        yield staging
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
 
 
 def _swap_in(copy: Path, target: Path) -> None:

@@ -77,11 +77,8 @@ def run_secrets(run_dir: Path | None) -> tuple[str, ...]:
 def _strings(value: object):
     if isinstance(value, str):
         yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _strings(v)
-    elif isinstance(value, list):
-        for v in value:
+    elif isinstance(value, (dict, list)):
+        for v in value.values() if isinstance(value, dict) else value:
             yield from _strings(v)
 
 

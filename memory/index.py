@@ -120,13 +120,11 @@ def _own_script(skill: Skill) -> bool:
     """A script ga learnt itself and nothing changed since: its SOP in GA_HOME, from a run of ga's, its files as saved
     (an imported SKILL.md's `usage`, or a script the model rewrote, is never offered to run)."""
     meta = skill.metadata
-    if skill.origin != "home" or meta.get("source") != "learnt" or not meta.get("script_sha256"):
-        return False
-    folder = skill.folder / "scripts" if skill.folder else None
-    if folder is None:
+    if skill.origin != "home" or meta.get("source") != "learnt" or not meta.get("script_sha256") or not skill.folder:
         return False
     try:
-        files = {p.name: p.read_text(encoding="utf-8", errors="surrogateescape") for p in folder.iterdir()
+        files = {p.name: p.read_text(encoding="utf-8", errors="surrogateescape")
+                 for p in (skill.folder / "scripts").iterdir()
                  if p.is_file() and not p.is_symlink()}
     except OSError:
         return False
@@ -207,6 +205,5 @@ def relevant_facts(home: Path, task: str, skills: list[Skill] = (), limit: int =
     if not known:
         return []
     documents = [retrieval.skill_fields(s) for s in skills] + [(tokenize(RUN_TAG.sub("", f)), []) for f in known]
-    ranker = retrieval.Ranker(documents)
-    found = ranker.rank(task, limit=len(skills) + limit)
+    found = retrieval.Ranker(documents).rank(task, limit=len(skills) + limit)
     return [known[m.index - len(skills)] for m in found if m.index >= len(skills)][:limit]

@@ -11,7 +11,6 @@ model's cached prompt stays warm. Nothing here can fail the run: every error bec
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import re
 import shutil
@@ -31,6 +30,7 @@ from memory.learn.extract import Replayer, extract
 from memory.learn.learnt import save_learnt
 from memory.learn.outputs import mark_call
 from memory.learn.script import resolved
+from memory.learn.steps import WORK_TOOLS, calls
 from sop import ledger, store
 from sop.library import SEEDED_MARK, archive, load, save
 from sop.skill import SKILL_FILE
@@ -40,7 +40,6 @@ log = logging.getLogger(__name__)
 
 FINISHED = ("done", "failed", "limit")
 """Statuses that end a run for good; paused and interrupted runs learn when they finish."""
-WORK_TOOLS = ("code_run", "file_write", "file_patch")
 
 
 def observe(tool: str, result: ToolOutcome, state: dict, *, settings: Settings, run_id: str, run_dir: Path) -> None:
@@ -136,14 +135,12 @@ def _learn(settings: Settings, run: Run, status: str, mem: dict, *, ui: UI, repl
     store.write_text(store.archive_path(home, run.id), scrub(_archive(run, status, events, mem), secrets))
     report: dict = {"ledger": list(followed)}
     why_not = unverified(run, status, mem) or ("" if replayer else "no sandbox to replay scripts in")
-    if why_not:
-        lines.append(f"no script learnt: {why_not}")
-        report["learnt"] = why_not
-    else:
-        lines.append(_extract(settings, run, events, mem, replayer=replayer, secrets=secrets, report=report,
-                              announce=lambda: ui.notice("memory: learning from this run… (Ctrl-C skips)")))
-        if isinstance(report.get("learnt"), dict) and report["learnt"]["action"] != "same":
-            shown.append(lines[-1])
+    report["learnt"], line = (why_not, f"no script learnt: {why_not}") if why_not else _extract(
+        settings, run, events, mem, replayer=replayer, secrets=secrets,
+        announce=lambda: ui.notice("memory: learning from this run… (Ctrl-C skips)"))
+    lines.append(line)
+    if isinstance(report["learnt"], dict) and report["learnt"]["action"] != "same":
+        shown.append(line)
     with store.locked(home):
         refresh(home, skills_path=settings.skills_path)
     report["lines"], report["shown"] = lines, shown
@@ -164,18 +161,17 @@ def unverified(run: Run, status: str, mem: dict) -> str:
 
 
 def _extract(settings: Settings, run: Run, events: list[dict], mem: dict, *, replayer: Replayer,
-             secrets: tuple[str, ...], report: dict, announce: Callable[[], None]) -> str:
+             secrets: tuple[str, ...], announce: Callable[[], None]) -> tuple[str | dict, str]:
+    """What was learnt (a dict, else why nothing was) and the line that says so."""
     task = run.state.get("task", "")
     found = extract(task=task, events=events, workspace=settings.workdir, run_dir=run.folder,
                     answer=str(run.state.get("answer") or ""), check=run.state.get("check") or "",
                     replayer=replayer, staging=store.sop_dir(settings.home) / ".staging" / run.id, announce=announce)
     if isinstance(found, str):
-        report["learnt"] = found
-        return f"no script learnt: {found}"
+        return found, f"no script learnt: {found}"
     sop = str(store.sop_dir(settings.home))
     if all(sop in s.code for s in found.steps if s.kind == "bash") and any(s.kind == "bash" for s in found.steps):
-        report["learnt"] = "followed an SOP's script"
-        return "the run ran an SOP's script: its ledger is updated, nothing new to learn"
+        return "followed an SOP's script", "the run ran an SOP's script: its ledger is updated, nothing new to learn"
     # its script ran, more work was needed, and the new steps still run it: a new version; else a new SOP
     kept = {n for st in found.steps if st.kind == "bash" for n in ran_scripts(st.code, store.sop_dir(settings.home))}
     replaces = next((n for n in mem.get("used", {}) if n in kept), "")
@@ -183,16 +179,14 @@ def _extract(settings: Settings, run: Run, events: list[dict], mem: dict, *, rep
                         check=run.state.get("check") or "", secrets=secrets, replaces=replaces,
                         workspace=settings.workdir)
     if isinstance(saved, str):
-        report["learnt"] = saved
-        return f"no script learnt: {saved}"
-    report["learnt"] = {"name": saved.skill.name, "action": saved.action, "path": str(saved.skill.path),
-                        "verified": found.verified,
-                        "usage": resolved(saved.skill.metadata.get("usage", ""), saved.skill.folder)}
+        return saved, f"no script learnt: {saved}"
+    learnt = {"name": saved.skill.name, "action": saved.action, "path": str(saved.skill.path),
+              "verified": found.verified, "usage": resolved(saved.skill.metadata.get("usage", ""), saved.skill.folder)}
     verb = {"created": "learnt script", "updated": "updated the script of",
             "same": "the same script again:"}[saved.action]
     proof = "checked" if found.verified == "checked" else "unproven: it reproduced its outputs, no check ran"
-    return (f"{verb} {saved.skill.name} ({proof}) → {saved.skill.folder} (learnt in "
-            f"{saved.skill.metadata.get('learnt_in', settings.workdir)})")
+    return learnt, (f"{verb} {saved.skill.name} ({proof}) → {saved.skill.folder} (learnt in "
+                    f"{saved.skill.metadata.get('learnt_in', settings.workdir)})")
 
 
 def _sweep(home: Path, run: Run, secrets: tuple[str, ...]) -> None:
@@ -250,15 +244,8 @@ def _archive(run: Run, status: str, events: list[dict], mem: dict) -> str:
     results = [e for e in events if e.get("type") == "result"]
     tools = ", ".join(f"{name}×{n}" for name, n in Counter(e.get("name") for e in results).most_common())
     failed = sum(1 for e in results if e.get("is_error"))
-    written = []
-    for e in events:
-        message = e.get("message") if e.get("type") == "message" else None
-        for call in (message or {}).get("tool_calls") or []:
-            if call["function"]["name"] in ("file_write", "file_patch"):
-                try:
-                    written.append(json.loads(call["function"]["arguments"]).get("path", "?"))
-                except (json.JSONDecodeError, RecursionError, TypeError, AttributeError):
-                    continue
+    written = [args.get("path", "?") for tool, args, _ in calls(events)
+               if tool in ("file_write", "file_patch") and args]
     parts = [f"Run {run.id} ({time.strftime('%Y-%m-%d')}, {status}): {run.state.get('task', '')}",
              f"{len(results)} tool calls ({tools or 'none'}), {failed} failed"]
     if mem.get("read"):

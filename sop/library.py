@@ -39,34 +39,29 @@ class Library:
 def _cached_read(path: Path, origin: str) -> Skill | SkillError:
     try:
         st = path.stat()
+        hit = _parsed.get(str(path))
+        if hit is None or hit[0] != (st.st_mtime_ns, st.st_size):
+            try:
+                hit = _parsed[str(path)] = ((st.st_mtime_ns, st.st_size), read(path))
+            except SkillError as e:
+                hit = _parsed[str(path)] = ((st.st_mtime_ns, st.st_size), e)
     except OSError as e:
         return SkillError(str(path), [e.strerror or str(e)])
-    key = (st.st_mtime_ns, st.st_size)
-    hit = _parsed.get(str(path))
-    if hit is None or hit[0] != key:
-        try:
-            value: Skill | SkillError = read(path)
-        except SkillError as e:
-            value = e
-        except OSError as e:
-            value = SkillError(str(path), [e.strerror or str(e)])
-        hit = (key, value)
-        _parsed[str(path)] = hit
     value = hit[1]
     if isinstance(value, Skill):
         value = dataclasses.replace(value, metadata=dict(value.metadata), origin=origin)
     return value
 
 
-def skill_files(folder: Path) -> list[Path]:
-    """`folder/<name>/SKILL.md` files, or `folder/SKILL.md` when the folder is one skill itself."""
-    if (folder / SKILL_FILE).is_file():
+def skill_files(folder: Path, exists=os.path.isfile) -> list[Path]:
+    """`folder/<name>/SKILL.md` files, or `folder/SKILL.md` when the folder is one skill itself (`exists` tells)."""
+    if exists(folder / SKILL_FILE):
         return [folder / SKILL_FILE]
     try:
         names = sorted(os.listdir(folder))
     except OSError:
         return []
-    return [folder / n / SKILL_FILE for n in names if not n.startswith(".") and (folder / n / SKILL_FILE).is_file()]
+    return [folder / n / SKILL_FILE for n in names if not n.startswith(".") and exists(folder / n / SKILL_FILE)]
 
 
 def load(home: Path, skills_path: list[Path] = ()) -> Library:

@@ -12,6 +12,7 @@ Figures: bench/perf/memory_bench.py.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -53,7 +54,6 @@ class Match:
     """What ranks: BM25."""
     evidence: float
     """The query's words this document holds, weighted by relative IDF and by the field they are in."""
-    bm25: float = 0.0
     words: list[str] = field(default_factory=list)
     """The task's words (stems) the document holds."""
 
@@ -100,19 +100,17 @@ class Ranker:
             return 0.0
         return self.idf(token) / self.top_idf * (1.0 if token in self.heads[i] else BODY_EVIDENCE)
 
-    def shared_idf(self, tokens: tuple[str, ...]) -> float:
-        """The IDF of a set of translations taken as one term (documents holding any of them)."""
-        return self._idf(sum(1 for s in self.sets if not s.isdisjoint(tokens)))
-
-    def _by_translation(self, concept: Concept) -> dict[str, float]:
-        """Each translation's factor: its share of the translations' joint IDF."""
-        own, translated = concept
-        known = tuple(t for t in translated if t in self.df and t not in own)
-        joint = self.shared_idf(known) if known else 0.0
-        return {t: joint / self.idf(t) for t in known}
+    def _factors(self, concepts: list[Concept]) -> list[dict[str, float]]:
+        """Each translation's factor: its share of the joint IDF of its concept's translations taken as one term."""
+        out = []
+        for own, translated in concepts:
+            known = tuple(t for t in translated if t in self.df and t not in own)
+            joint = self._idf(sum(1 for s in self.sets if not s.isdisjoint(known))) if known else 0.0
+            out.append({t: joint / self.idf(t) for t in known})
+        return out
 
     def evidence(self, concepts: list[Concept], i: int) -> float:
-        return self.evidence_of(concepts, [self._by_translation(c) for c in concepts], i)[0]
+        return self.evidence_of(concepts, self._factors(concepts), i)[0]
 
     def evidence_of(self, concepts: list[Concept], factors: list[dict[str, float]], i: int) -> tuple[float, list[str]]:
         """Document i's evidence for the concepts (their translations' factors given), and the words it holds."""
@@ -125,13 +123,12 @@ class Ranker:
             words += [best[1]] if best[0] else []
         return total, words
 
-    def scores(self, concepts: list[Concept], factors: list[dict[str, float]] | None = None) -> np.ndarray:
+    def scores(self, concepts: list[Concept], factors: list[dict[str, float]]) -> np.ndarray:
         """BM25 per document, each concept counted by its best alternative."""
         import numpy as np
 
         total = np.zeros(self.size)
-        for concept, by_translation in zip(concepts, factors or [self._by_translation(c) for c in concepts],
-                                           strict=True):
+        for concept, by_translation in zip(concepts, factors, strict=True):
             parts = [self.bm25.get_scores([t]) for t in concept[0] if t in self.df]
             parts += [self.bm25.get_scores([t]) * f for t, f in by_translation.items()]
             if parts:
@@ -143,17 +140,17 @@ class Ranker:
         concepts = translate.concepts(query)
         if not self.size or not concepts:
             return []
-        scores = self.scores(concepts)
+        factors = self._factors(concepts)
+        scores = self.scores(concepts, factors)
         found: list[Match] = []
         import numpy as np
 
         for i in np.argsort(-scores, kind="stable")[: max(limit * 4, 10)]:
             if scores[i] <= 0 or (found and scores[i] < found[0].score * RELATIVE):
                 break
-            evidence, words = self.evidence_of(concepts, [self._by_translation(c) for c in concepts], int(i))
+            evidence, words = self.evidence_of(concepts, factors, int(i))
             if evidence >= floor:
-                found.append(Match(index=int(i), score=float(scores[i]), evidence=evidence, bm25=float(scores[i]),
-                                   words=words))
+                found.append(Match(index=int(i), score=float(scores[i]), evidence=evidence, words=words))
         return found[:limit]
 
 
@@ -192,10 +189,8 @@ def _fields(skills: list[Skill], home: Path | None) -> list[tuple[list[str], lis
         valid = isinstance(cached, list) and len(cached) == 2 and all(isinstance(f, list) for f in cached)
         out.append(tuple(cached) if valid else skill_fields(skill))
     if any(k not in known for k in keys):
-        try:
+        with contextlib.suppress(OSError):  # read-only GA_HOME: tokenised again next time
             store.write_text(path, json.dumps(dict(zip(keys, out, strict=True)), ensure_ascii=False))
-        except OSError:  # read-only GA_HOME: tokenised again next time
-            pass
     return out
 
 

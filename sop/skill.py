@@ -7,13 +7,13 @@ else another agent put there (`license`, `allowed-tools`, `compatibility`...), k
 
 from __future__ import annotations
 
-import os
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
+
+from sop import store
 
 SKILL_FILE = "SKILL.md"
 NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -83,24 +83,16 @@ def name_problems(name: object) -> list[str]:
     return problems
 
 
-def split_front_matter(text: str) -> tuple[str, str] | None:
-    """(front-matter, body) of a text that starts with a `---` block, or None."""
-    text = text.lstrip("\ufeff")
-    match = re.match(r"---[ \t]*\r?\n(.*?)^---[ \t]*(?:\r?\n|$)", text, re.DOTALL | re.MULTILINE)
-    if not match:
-        return None
-    return match.group(1), text[match.end():]
-
-
 def parse(text: str, *, where: str = SKILL_FILE, folder_name: str | None = None) -> Skill:
     """Read a SKILL.md; SkillError lists everything wrong with it (nothing is guessed)."""
-    parts = split_front_matter(text)
+    text = text.lstrip("\ufeff")
+    parts = re.match(r"---[ \t]*\r?\n(.*?)^---[ \t]*(?:\r?\n|$)", text, re.DOTALL | re.MULTILINE)
     if parts is None:
         raise SkillError(where, ["no YAML front-matter: the file must start with a line `---`, then `name:` "
                                  "and `description:`, then `---`"])
     try:
-        _screen(parts[0], where)
-        front = yaml.load(parts[0], Loader=_LOADER)
+        _screen(parts[1], where)
+        front = yaml.load(parts[1], Loader=_LOADER)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         at = f" at front-matter line {mark.line + 1}" if mark else ""
@@ -113,7 +105,7 @@ def parse(text: str, *, where: str = SKILL_FILE, folder_name: str | None = None)
     extra = {k: v for k, v in front.items() if k not in ("name", "description", "metadata")}
     metadata = {str(k): "" if v is None else str(v) for k, v in (front.get("metadata") or {}).items()}
     return Skill(name=front["name"], description=" ".join(str(front["description"]).split()),
-                 body=parts[1].strip(), metadata=metadata, extra=extra)
+                 body=text[parts.end():].strip(), metadata=metadata, extra=extra)
 
 
 def _screen(front: str, where: str) -> None:
@@ -161,12 +153,11 @@ def front_matter_problems(front: dict, folder_name: str | None) -> list[str]:
 def read(path: Path) -> Skill:
     """The skill in `path` (a SKILL.md); its folder must carry its name. One that is not a regular file (a FIFO
     would block the reader), is over MAX_SKILL_FILE or is not UTF-8 is a SkillError."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise SkillError(str(path), ["not a regular file"])
-        os.set_blocking(fd, True)
+    try:
+        f = store.open_regular(path, follow=True)
+    except store.NotRegular:
+        raise SkillError(str(path), ["not a regular file"]) from None
+    with f:
         data = f.read(MAX_SKILL_FILE + 1)
     if len(data) > MAX_SKILL_FILE:
         raise SkillError(str(path), [f"over {MAX_SKILL_FILE // 1024} KiB; a SKILL.md is a page of instructions"])

@@ -83,14 +83,18 @@ def locked(home: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
-def open_regular(path: Path) -> BinaryIO:
-    """A file of ga's own opened for reading only when it is a regular file: never through a symbolic link, never
-    waiting on a FIFO (one planted in GA_HOME/cache hung every run). FileNotFoundError when it is missing, another
-    OSError when it is not a regular file."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+class NotRegular(OSError):
+    """A FIFO, a device or a folder where a file was expected."""
+
+
+def open_regular(path: Path, *, follow: bool = False) -> BinaryIO:
+    """A file opened for reading only when it is a regular file: never waiting on a FIFO (one planted in GA_HOME/cache
+    hung every run), never through a symbolic link unless `follow`. FileNotFoundError when it is missing, NotRegular
+    when it is not a regular file."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW))
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{path} is not a regular file")
+            raise NotRegular(f"{path} is not a regular file")
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
@@ -129,11 +133,7 @@ def read_text(path: Path) -> str:
     """A memory file's text ('' when missing), never waiting on a FIFO planted in its place (it would hang every run:
     a FIFO, a device or a folder reads as missing)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except (FileNotFoundError, IsADirectoryError):
+        with open_regular(path, follow=True) as f:
+            return f.read().decode("utf-8", errors="replace")
+    except (FileNotFoundError, IsADirectoryError, NotRegular):
         return ""
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return ""
-        os.set_blocking(fd, True)
-        return f.read().decode("utf-8", errors="replace")

@@ -85,7 +85,7 @@ class _Trial:
             self.staging.mkdir(parents=True, mode=0o700)
             for name, text in script.files.items():
                 (self.staging / name).write_text(text, encoding="utf-8")
-            snapshot.copy(self.before, root / "ws")
+            shutil.copytree(self.before, root / "ws", symlinks=True)
             made = {rel for rel, how in self.outputs.items() if how == "created"}
             if mutate and not _changed_inputs(root / "ws", made | self.ignore, mutate):
                 return None

@@ -99,24 +99,22 @@ def _name(task: str, extraction: Extraction, lib: Library) -> str:
     return name
 
 
-def _generic(task: str, extraction: Extraction) -> str:
+def _description(task: str, extraction: Extraction) -> str:
     """The task with its values replaced by the parameters' names: what any task of this kind says."""
     text = " ".join(task.split())
     for p in sorted(extraction.script.parameters, key=lambda p: -len(p.value)):
         text = re.sub(rf"(?<![\w.-]){re.escape(p.value)}(?![\w-])", p.name, text)
+    return f"Script that does: {_clipped(text)}"[:MAX_DESCRIPTION]
+
+
+def _clipped(text: str) -> str:
     return text if len(text) <= MAX_TASK_CHARS else text[:MAX_TASK_CHARS - 1] + "…"
-
-
-def _description(task: str, extraction: Extraction) -> str:
-    said = f"Script that does: {_generic(task, extraction)}"
-    return said[:MAX_DESCRIPTION]
 
 
 def _body(task: str, run_id: str, extraction: Extraction, check: str) -> str:
     script = extraction.script
     example = script.command(SCRIPTS, [p.value for p in script.parameters])
-    task_line = " ".join(task.split())
-    task_line = task_line if len(task_line) <= MAX_TASK_CHARS else task_line[:MAX_TASK_CHARS - 1] + "…"
+    task_line = _clipped(" ".join(task.split()))
     proof = (f"passed the run's check `{check}`" if extraction.verified == "checked" else
              "reproduced the run's outputs" + (f" ({', '.join(extraction.outputs[:5])})" if extraction.outputs else ""))
     lines = [f"Run it with code_run (type bash), putting this task's values in place of the names (`{SCRIPTS}/` is "

@@ -40,7 +40,11 @@ def lift(source: str, literals: list[Literal], name_of: Naming) -> str | None:
         text = _constant(node.value, literals, coded if id(node) in code else name_of)
         if text is not None:
             edits.append((*_span(source, node), text))
-    data = source.encode()
+    return edited(source.encode(), edits)
+
+
+def edited(data: bytes, edits: list[tuple[int, int, str]]) -> str:
+    """`data` with each (start, end) byte span replaced by its text."""
     for start, end, text in sorted(edits, reverse=True):
         data = data[:start] + text.encode() + data[end:]
     return data.decode()
@@ -123,7 +127,7 @@ def _constant(value: object, literals: list[Literal], name_of: Naming) -> str | 
     parts = _split(value, literals)
     if len(parts) == 1:
         return None
-    return ast.unparse(ast.JoinedStr(values=[_part(p, name_of) for p in parts]))
+    return ast.unparse(ast.JoinedStr(values=[formatted(p, name_of) for p in parts]))
 
 
 def _fstring(node: ast.JoinedStr, literals: list[Literal], name_of: Naming) -> str | None:
@@ -132,13 +136,13 @@ def _fstring(node: ast.JoinedStr, literals: list[Literal], name_of: Naming) -> s
         if isinstance(part, ast.Constant) and isinstance(part.value, str):
             pieces = _split(part.value, literals)
             changed |= len(pieces) > 1 or isinstance(pieces[0], Literal)
-            values += [_part(p, name_of) for p in pieces]
+            values += [formatted(p, name_of) for p in pieces]
         else:
             values.append(part)
     return ast.unparse(ast.JoinedStr(values=values)) if changed else None
 
 
-def _part(piece: str | Literal, name_of: Naming) -> ast.expr:
+def formatted(piece: str | Literal, name_of: Naming) -> ast.expr:
     if isinstance(piece, Literal):
         return ast.FormattedValue(value=ast.Name(id=name_of(piece)), conversion=-1)
     return ast.Constant(value=piece)

@@ -45,9 +45,7 @@ def lift(script: str, literals: list[Literal], name_of: Naming, params_of: Pytho
         return None
     job = _Job(data=data, literals=literals, name_of=name_of, params_of=params_of)
     _visit(tree.root_node, job)
-    for start, end, text in sorted(job.edits, reverse=True):
-        data = data[:start] + text.encode() + data[end:]
-    return data.decode()
+    return lift_python.edited(data, job.edits)
 
 
 @dataclass(kw_only=True)

@@ -13,25 +13,20 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ga.config import Settings
-from ga.protocols import ToolCall, ToolOutcome, Usage
+from ga.protocols import ToolCall
 from ga.runs.folder import Run
 from ga.tooling.dispatch import Dispatcher
 from ga.tooling.spec import ToolContext, ToolSpec
 
 
 class _Unattended:
-    """The UI of a replay: nothing is shown, and nobody is there to answer."""
+    """The UI of a replay: nothing is shown (every other UI method does nothing), and nobody is there to answer."""
 
-    def turn(self, number: int) -> None: ...
-    def human_seconds(self) -> float: return 0.0
-    def text(self, chunk: str) -> None: ...
-    def retry(self, text: str) -> None: ...
-    def usage(self, usage: Usage) -> None: ...
-    def tool_start(self, call: ToolCall, args: dict) -> None: ...
-    def live(self, text: str) -> None: ...
-    def tool_done(self, call: ToolCall, result: ToolOutcome) -> None: ...
-    def stage(self, stage: int, why: str, previous: int) -> None: ...
-    def notice(self, text: str) -> None: ...
+    def __getattr__(self, name: str) -> Callable[..., None]:
+        return lambda *_args, **_kwargs: None
+
+    def human_seconds(self) -> float:
+        return 0.0
 
     def ask(self, question: str, candidates: list[str]) -> str:
         raise EOFError

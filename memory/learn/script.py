@@ -169,8 +169,7 @@ def _expression(text: str, literals: list[Literal], name_of) -> str:
     pieces = lift_shell.pieces(text, literals)
     if len(pieces) == 1 and isinstance(pieces[0], Literal):
         return name_of(pieces[0])
-    values = [ast.FormattedValue(value=ast.Name(id=name_of(p)), conversion=-1) if isinstance(p, Literal)
-              else ast.Constant(value=p) for p in pieces]
+    values = [lift_python.formatted(p, name_of) for p in pieces]
     return ast.unparse(ast.JoinedStr(values=values)) if any(isinstance(p, Literal) for p in pieces) else repr(text)
 
 

@@ -88,18 +88,6 @@ def changes(before: Path, after: Path, ignore: set[str] = frozenset()) -> dict[s
 
 def same(paths: dict[str, str], expected: Path, got: Path) -> list[str]:
     """The paths whose outcome in `got` differs from `expected` (a deleted file must be gone in both)."""
-    wrong = []
-    for rel, how in paths.items():
-        want, have = expected / rel, got / rel
-        if how == "deleted":
-            if have.exists():
-                wrong.append(rel)
-        elif not have.is_file() or not filecmp.cmp(want, have, shallow=False):
-            wrong.append(rel)
-    return wrong
-
-
-def copy(before: Path, target: Path) -> Path:
-    """A fresh copy of the kept workspace at `target` (to replay on)."""
-    shutil.copytree(before, target, symlinks=True)
-    return target
+    return [rel for rel, how in paths.items()
+            if ((got / rel).exists() if how == "deleted"
+                else not (got / rel).is_file() or not filecmp.cmp(expected / rel, got / rel, shallow=False))]

@@ -140,8 +140,7 @@ def programs(steps: list[Step]) -> set[str]:
 
 def _step(tool: str, args: dict, workspace: str) -> Step | str:
     if tool == "code_run":
-        cwd = str(args.get("cwd") or "")
-        cwd = _inside(cwd, workspace)
+        cwd = _inside(str(args.get("cwd") or ""), workspace)
         if cwd is None:
             return f"a program ran outside the workspace ({args.get('cwd')})"
         # the workspace's own path in the code becomes relative: the script runs in the next task's workspace
@@ -187,10 +186,7 @@ def _relative(path: str, cwd: str) -> str:
 
 def _applied(text: str | None, step: Step) -> str:
     """A file's text after a write or patch (what the run's program file held when it ran)."""
+    text = text or ""
     if step.kind == "patch":
-        return (text or "").replace(step.old, step.new, 1)
-    if step.mode == "append":
-        return (text or "") + step.content
-    if step.mode == "prepend":
-        return step.content + (text or "")
-    return step.content
+        return text.replace(step.old, step.new, 1)
+    return {"append": text + step.content, "prepend": step.content + text}.get(step.mode, step.content)
