@@ -61,8 +61,8 @@ class ModelSettings:
     """The first message shows a small workspace's files with their first lines (ga/context/workspace.py): a small
     model acts on what it was shown, and seldom reads a file before it writes."""
     doubt_claims: bool = True
-    """A final answer that claims a change ("saved", "updated"...) when the workspace shows none is doubted once,
-    then ends the run failed (ga/escalation.py). For every model; off only for an ablation or a replay."""
+    """A final answer that claims a change ("saved", "updated"...) when the workspace shows none is doubted once, then
+    ends the run failed; one given while a file the task names is unwritten is doubted once (ga/escalation.py)."""
     defer_tools: bool = True
     """The schemas of the rarely needed tools (web_scan, web_execute_js, update_working_checkpoint,
     start_long_term_update) are sent only once the run calls one or a URL appears; one line names them. For every
