@@ -69,9 +69,8 @@ def named_outputs(task: str, root: Path) -> list[str]:
 
 def unwritten(names: list[str], root: Path) -> list[str]:
     """Of `names`, those still missing or empty: "`port.txt` does not exist", "`price.txt` is empty"."""
-    said = [(n, "does not exist" if not (root / n).exists() else "is empty" if (root / n).is_file()
-             and not (root / n).stat().st_size else "") for n in names]
-    return [f"`{n}` {state}" for n, state in said if state]
+    gone = [f"`{n}` does not exist" for n in names if not (root / n).exists()]
+    return gone + [f"`{n}` is empty" for n in names if (root / n).is_file() and not (root / n).stat().st_size]
 
 
 NOT_RUN = ("[not run: this exact script already ran successfully (call {call}) and wrote {files}; nothing in the "

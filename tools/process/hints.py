@@ -23,8 +23,10 @@ _NOT_FOUND = re.compile(r"^(?:.*?: )?(?:line \d+: )?([^\s:]+): (?:command )?not 
 _TEXT_WORD = re.compile(r"[-*+>|]+|#+|\d+[.)]|\w+:")
 """A line's first word that is text, not a command: a list item, a heading, a numbered step, a `key:` line."""
 _PAGE = "fetch a page with `curl -s URL` and pick out what you need with grep or python3"
-_IN_SHELL = {"web_scan": _PAGE, "web_execute_js": _PAGE, "file_read": "read a file with cat",
-             "file_write": "write a file with cat > FILE <<'EOF' ... EOF", "file_patch": "edit a file with sed -i"}
+_IN_SHELL = {name: f"`{name}` is a tool, not a shell command: a script cannot call it. In a script, {how}."
+             for name, how in {"web_scan": _PAGE, "web_execute_js": _PAGE, "file_read": "read a file with cat",
+                               "file_write": "write a file with cat > FILE <<'EOF' ... EOF",
+                               "file_patch": "edit a file with sed -i"}.items()}
 """ga's tools written as shell commands (a small model in the text format, which has only the shell)."""
 _PY_SYNTAX = re.compile(r'File "[^"]*", line (\d+)\n(?:.*\n){0,3}?(SyntaxError|IndentationError|TabError): (.*)')
 _SH_SYNTAX = re.compile(r"line (\d+): (syntax error.*)")
@@ -48,7 +50,7 @@ def hints(output: str, exit_code: int | None, *, script: str, kind: str, sandbox
     """Hints for the tail of the output (empty when the run succeeded). `read_only`: plan mode's sandbox."""
     if exit_code == 0:  # ga's tool written as a command, before a line that succeeded ("web_scan: not found"; echo)
         tool = next((n for n in _NOT_FOUND.findall(output) if n in _IN_SHELL), "") if kind == "bash" else ""
-        return [f"hint: {_command_not_found(f'{tool}: command not found', 127)}"] if tool else []
+        return [f"hint: {_IN_SHELL[tool]}"] if tool else []
     if read_only and (NO_NETWORK.search(output) or REFUSED.search(output) or _permission_denied(output, sandbox)):
         return ["hint: this is plan mode: code runs with the workspace read-only and no network, so it can look but "
                 "not change or download anything. Put that step in your plan instead."]
@@ -78,7 +80,7 @@ def _command_not_found(output: str, exit_code: int | None) -> str:
         return "exit code 127 usually means a command was not found." if exit_code == 127 else ""
     name = names[-1]
     if name in _IN_SHELL:
-        return f"`{name}` is a tool, not a shell command: a script cannot call it. In a script, {_IN_SHELL[name]}."
+        return _IN_SHELL[name]
     if _TEXT_WORD.fullmatch(name):
         return (f"`{name}` is not a command: this script holds text (list items, headings, a file's lines), not "
                 "shell commands. To put text in a file, write it with a here-document: cat > FILE <<'EOF' (the "
@@ -118,8 +120,7 @@ def _syntax_error(output: str, script: str, kind: str) -> str:
         if not matches:
             return ""
         (line, message), error = matches[-1], "bash syntax error"
-    lines = script.splitlines()
-    number = int(line)
+    lines, number = script.splitlines(), int(line)
     code = lines[number - 1].strip() if 0 < number <= len(lines) else ""
     shown = f": `{code[:200]}`" if code else ""
     return f"{error} at line {number} of the script{shown} — {message.strip()}. Fix that line and run again."
