@@ -30,6 +30,8 @@ def test_a_tool_written_as_a_command_is_named_even_when_the_script_exits_0(make_
     content = run(make_ctx(), "web_scan http://127.0.0.1/p.html > p.txt\necho saved", type="bash").content
     assert "[exit code 0" in content and "hint: `web_scan` is a tool, not a shell command" in content
     assert "curl -s URL" in content
+    # any other command missing before a line that succeeds is no hint at exit 0 (`nano` before `sed -i` did the work)
+    assert "hint" not in run(make_ctx(), "no_such_editor_xyz notes.txt\necho ok", type="bash").content
     assert "hint" not in run(make_ctx(), "print('web_scan: command not found')", type="python").content
 
 
