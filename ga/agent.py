@@ -5,15 +5,16 @@ from __future__ import annotations
 import time
 from dataclasses import asdict
 
+from ga.answer import doubt
 from ga.check import run_check
 from ga.config import Settings
 from ga.context import agents_md, workspace
 from ga.context.history import Context, Step
-from ga.errors import AgentStop, ContextOverflow, Interrupted, LimitReached, ServerUnreachable
+from ga.errors import AgentStop, ContextOverflow, Interrupted, ServerUnreachable
 from ga.escalation import Escalation, gist
 from ga.invocation import invocation
 from ga.model.settings import ModelSettings
-from ga.outcome import Done, Outcome
+from ga.outcome import Done, Outcome, check_limits, verified
 from ga.prompts import first_message, system_prompt
 from ga.protocols import UI, Memory, Model, Reply, ToolCall, Usage
 from ga.reply import CUT_FINISHES, RUNTIME_NOTES, asks_back, assistant_message, final_answer, tidy, unique_ids
@@ -22,7 +23,7 @@ from ga.runs.mailbox import Inbox
 from ga.tooling.budget import SHOWN_RESULTS
 from ga.tooling.deferral import Deferral
 from ga.tooling.dispatch import Dispatcher, cap
-from ga.tooling.effects import changed_since, fingerprint, named_outputs, unwritten
+from ga.tooling.effects import fingerprint, named_outputs
 from ga.tooling.human import AWAITED, WaitingForAnswer, answer_result, ask, candidates_of
 from ga.tooling.permissions import SideEffect
 from ga.tooling.spec import ToolContext, ToolResult, error, ran
@@ -37,8 +38,10 @@ class Agent:
         self.settings, self.model, self.dispatcher, self.run, self.ui = settings, model, dispatcher, run, ui
         self.memory = memory  # SOPs listed, reads and writes observed; None: a run without memory
         self.model_settings = model_settings or ModelSettings()  # the small-model crutches (ga/model/settings.py)
+        self.clock = time.monotonic()
         self.ctx = ToolContext(settings=settings, run_dir=run.folder, ui=ui, interactive=interactive,
-                               state=run.state.setdefault("tool_state", {}), memory=memory)
+                               state=run.state.setdefault("tool_state", {}), memory=memory,
+                               deadline=self.clock + settings.max_time if settings.max_time else None)
         self.history: History = run.history()  # as the loop was built: open() rebuilds the context from it
         self.results, self.started = self.history.results, self.history.started
         self.usage, self.tool_calls = self.history.usage, self.history.tool_calls
@@ -52,9 +55,6 @@ class Agent:
         self.escalation = Escalation(run=run, settings=settings, ui=ui, model_settings=self.model_settings)
         self.keep_open = False  # the chat goes on after start() returns: the tools stay open (it closes ctx)
         self.keep_unstarted = False  # a run nobody watches (--detach, cron) is kept, ended failed, even unanswered
-        self.clock = time.monotonic()
-        if settings.max_time:
-            self.ctx.deadline = self.clock + settings.max_time
 
     def open(self) -> Context:
         """Once, before the first request: the history rebuilt; for a new run, its first message (the task, the
@@ -92,14 +92,13 @@ class Agent:
         try:
             self.finish_pending()
             while True:
-                self.check_limits()
+                check_limits(self.settings, self.run.id, turns=self.turns, tokens=self.usage.total,
+                             elapsed=time.monotonic() - self.clock)
                 self.inbox.deliver(self.record)  # turn boundary: the human's messages, a stop request
                 self.step()
-        except ServerUnreachable as stop:
-            if self.fresh and not self.turns and not self.keep_unstarted:
-                raise  # nothing happened: the caller keeps no run
-            outcome = self._outcome(stop)
         except AgentStop as stop:
+            if isinstance(stop, ServerUnreachable) and self.fresh and not self.turns and not self.keep_unstarted:
+                raise  # nothing happened: the caller keeps no run
             outcome = self._outcome(stop)
         except KeyboardInterrupt:
             outcome = self._outcome(Interrupted("Interrupted (Ctrl-C or SIGTERM); the run is saved."))
@@ -125,21 +124,18 @@ class Agent:
 
     def _complete(self, checkpoint: str) -> Reply:
         """One model request; refused as too long for the model's context, it is compacted and sent once more."""
-        on_text = self.ui.text
-        try:
-            return self.model.complete(self.context.request(checkpoint), self.schemas, on_text=on_text,
-                                       deadline=self.ctx.deadline)
-        except ContextOverflow as err:
-            self.ui.notice(f"{err} Compacting and retrying once.")
-            self.context.overflowed(window=err.window, sent=err.sent, checkpoint=checkpoint)
-        try:
-            return self.model.complete(self.context.request(checkpoint), self.schemas, on_text=on_text,
-                                       deadline=self.ctx.deadline)
-        except ContextOverflow as err:
-            size = self.context.tokens(checkpoint)
-            raise ContextOverflow(f"{err} It was refused again after compacting to about {size:,} tokens. Lower "
-                             "GA_CONTEXT_TOKENS or set GA_MODEL_WINDOW to the model's context, then "
-                             f"{invocation()} --resume {self.run.id}") from None
+        for again in (False, True):
+            try:
+                return self.model.complete(self.context.request(checkpoint), self.schemas, on_text=self.ui.text,
+                                           deadline=self.ctx.deadline)
+            except ContextOverflow as err:
+                if again:
+                    raise ContextOverflow(f"{err} It was refused again after compacting to about "
+                                          f"{self.context.tokens(checkpoint):,} tokens. Lower GA_CONTEXT_TOKENS or set "
+                                          "GA_MODEL_WINDOW to the model's context, then "
+                                          f"{invocation()} --resume {self.run.id}") from None
+                self.ui.notice(f"{err} Compacting and retrying once.")
+                self.context.overflowed(window=err.window, sent=err.sent, checkpoint=checkpoint)
 
     def _summarise(self, messages: list[dict]) -> str:
         """The side request (no tools) that writes the hand-off note; "" when the model cannot."""
@@ -197,27 +193,21 @@ class Agent:
         self.settle(results)
 
     def answered(self, reply: Reply) -> None:
-        """The model's final answer: done, unless it is none (failed), claims a change the workspace does not show
-        (doubted once, then failed), only asks back (asked as ask_user asks), or the user's --check says not."""
+        """The model's final answer: done, unless it is none (failed), is doubted (ga/answer.py), only asks back
+        (asked as ask_user asks), or the user's --check says not."""
         answer = final_answer(reply.content)
-        workdir = self.settings.workdir  # with a --check, the user's check says what done is
-        missing = [] if self.settings.check else unwritten(self.run.state.get("named_outputs") or [], workdir)
-        if nudge := self.escalation.claim(answer, changed_since(self.run.state.get("workspace_print"), workdir),
-                                          missing):
+        if nudge := doubt(answer, run=self.run, settings=self.settings, ui=self.ui, model_settings=self.model_settings):
             self.record({"role": "user", "content": nudge})
-            return
-        if missing:  # the answer stands after its doubt, a file it names still unwritten: not verified
-            self.run.state["last_failed"] = "the answer, while " + ", ".join(missing)
-        if asks_back(answer):  # the question it is: asked on a terminal, a pause unattended (resumed with an answer)
+        elif asks_back(answer):  # the question it is: asked on a terminal, a pause unattended (resumed with an answer)
             said = ask(" ".join(answer.split()), [], self.ctx).details["answer"]
             self.record({"role": "user", "content": f"The user answers: {said}"}, human=True)
-            return
-        if not self.settings.check or (checked := run_check(
+        elif not self.settings.check or (checked := run_check(
                 self.settings.check, number=self.turns, dispatcher=self.dispatcher, ctx=self.ctx, run=self.run,
                 ui=self.ui, escalation=self.escalation)).passed:
             raise Done(answer)
-        self.record(checked.message)
-        self.settle()
+        else:
+            self.record(checked.message)
+            self.settle()
 
     def finish_pending(self) -> None:
         """After a crash or pause: complete the last turn's calls that have no recorded result, exactly once."""
@@ -250,34 +240,18 @@ class Agent:
         """Deferred tools' schemas join the requests once the run needs them (ga/tooling/deferral.py)."""
         if self.deferral.see(text, calls):
             self.schemas = self.dispatcher.schemas(self.deferral.loaded)
-            if self.context is not None:
-                self.context.set_tools(self.schemas)
+            self.context.set_tools(self.schemas)
 
     def _rerunnable(self, name: str) -> bool:
         return getattr(self.dispatcher.specs.get(name), "side_effect", None) is SideEffect.READ_ONLY
 
-    def check_limits(self) -> None:
-        s, resume = self.settings, f"{invocation()} --resume {self.run.id}"
-        if s.max_turns and self.turns >= s.max_turns:
-            raise LimitReached(f"Reached the turn limit ({s.max_turns}). Continue with {resume} --max-turns N.")
-        if s.max_tokens and self.usage.total >= s.max_tokens:
-            raise LimitReached(f"Reached the token limit ({self.usage.total} ≥ {s.max_tokens}). "
-                               f"Continue with {resume} --max-tokens N.")
-        if s.max_time and time.monotonic() - self.clock >= s.max_time:
-            raise LimitReached(f"Reached the time limit ({s.max_time:g} s). Continue with {resume}.")
-
     def record(self, message: dict, usage: Usage | None = None, mail: str | None = None, reasoning: str = "",
                human: bool = False) -> None:
-        event = {"type": "message", "message": message}
-        if mail or human:  # the human's own words (an answer, a message from the mailbox), typed for memory
-            event["from"] = "human"
-        if usage is not None:
-            event["usage"] = asdict(usage)
-        if reasoning:  # the trajectory keeps a reasoning model's thinking; the history never sends it back
-            event["reasoning"] = reasoning
-        if mail:  # the mailbox message this records: consumed by this very line
-            event["mail"] = mail
-        self.run.append(event)
+        """A message into the trajectory and the context: the human's own words (an answer, `mail`: the mailbox
+        message this very line consumes) typed for memory; a reasoning model's thinking kept, never sent back."""
+        event = {"type": "message", "message": message, "from": "human" if mail or human else None,
+                 "usage": asdict(usage) if usage is not None else None, "reasoning": reasoning or None, "mail": mail}
+        self.run.append({k: v for k, v in event.items() if v})
         self.context.add(message)
 
     def on_start(self, call: ToolCall, args: dict) -> None:
@@ -310,21 +284,15 @@ class Agent:
         question = ({"question": stop.question, "candidates": stop.candidates}
                     if isinstance(stop, WaitingForAnswer) else None)
         answer = str(stop)
-        if self.settings.check and stop.status in ("limit", "failed", "interrupted", "paused"):
+        if self.settings.check and stop.status != "done":
             answer += f" The check `{self.settings.check}` never passed."
         return Outcome(run_id=self.run.id, status=stop.status, exit_code=stop.exit_code, answer=answer,
-                       usage=self.usage, tool_calls=self.tool_calls, question=question, verified=self.verified(),
-                       model_settings=self.model_settings.name)
-
-    def verified(self) -> bool | None:
-        """What the end of the run shows (Outcome.verified)."""
-        if self.settings.check:
-            return bool((self.run.state.get("check_result") or {}).get("passed"))
-        return False if self.run.state.get("last_failed") else None
+                       usage=self.usage, tool_calls=self.tool_calls, question=question,
+                       verified=verified(self.settings.check, self.run.state), model_settings=self.model_settings.name)
 
     def _set_status(self, status: str, message: str) -> None:
         self.run.state.update(status=status, answer=message if status == "done" else "", message=message,
                               turns=self.turns, usage=asdict(self.usage), tool_calls=self.tool_calls,
-                              verified=self.verified() if status != "running" else None)
+                              verified=verified(self.settings.check, self.run.state) if status != "running" else None)
         self.run.save_state()
         self.run.append({"type": "status", "status": status, "message": message})

@@ -23,7 +23,7 @@ from ga.escalation import Escalation
 from ga.protocols import UI, ToolCall
 from ga.runs.folder import Run
 from ga.tooling.dispatch import Dispatcher
-from ga.tooling.spec import ToolContext, ToolResult, error
+from ga.tooling.spec import ToolContext, error
 
 TIMEOUT = 600
 """Seconds the check may take: code_run's own maximum (the run's --max-time still caps it)."""
@@ -36,9 +36,6 @@ _STATUS = re.compile(r"^\[(?:exit code|killed|interrupted)[^\]]*\]\n?")
 
 class CheckRefused(AgentStop):
     """The check could not run at all (refused by the command policy, or by the user): nothing the model can fix."""
-
-    status = "failed"
-    exit_code = 1
 
 
 @dataclass(kw_only=True)
@@ -78,7 +75,8 @@ def run_check(command: str, *, number: int, dispatcher: Dispatcher, ctx: ToolCon
     output = _STATUS.sub("", result.content, count=1).strip() or "(no output)"
     said = hashlib.sha1(output.encode()).hexdigest()[:12]  # the same failure again is a repeat, another is progress
     counted = escalation.observe(ToolCall(id=shown.id, name="check", arguments={"command": command, "said": said}),
-                                 error(FAILED.format(command=command, code=_code(result), output=output)))
+                                 error(FAILED.format(command=command, output=output, code=f"{code} ({killed})" if (
+                                     killed := result.details.get("killed")) else code)))
     return Checked(passed=False, message={"role": "user", "content": counted.content})
 
 
@@ -106,9 +104,3 @@ def made_during_run(paths: list[str], since: float) -> list[str]:
         except OSError:
             continue
     return made
-
-
-def _code(result: ToolResult) -> str:
-    code = result.details.get("exit_code")
-    killed = result.details.get("killed")
-    return f"{code} ({killed})" if killed else str(code)

@@ -87,7 +87,8 @@ def read(home: Path) -> dict:
         raise ConfigError(f"{file} can be changed by other users (mode {stat.S_IMODE(mode):04o}), who could point ga "
                           f"at their own server: chmod 600 {file}")
     tables = parse(text, file)
-    if mode & (stat.S_IRGRP | stat.S_IROTH) and any(t.get("api_key") for t in _all(tables)):
+    if mode & (stat.S_IRGRP | stat.S_IROTH) and any(t.get("api_key") for t in (tables["top"],
+                                                                               *tables["profiles"].values())):
         # refused, not warned about: a warning scrolls past on every run while the key stays readable
         raise ConfigError(f"{file} holds an api_key and other users can read it (mode {stat.S_IMODE(mode):04o}): "
                           f"chmod 600 {file} (config set writes it so), or use api_key_env instead")
@@ -152,10 +153,6 @@ def _table(table: dict, file: Path, profile: str) -> dict:
     if table.get("api_key_env") and not ENV_NAME.fullmatch(table["api_key_env"]):
         raise ConfigError(f"{file}: api_key_env in {where} names an environment variable, e.g. OPENAI_API_KEY")
     return table
-
-
-def _all(tables: dict) -> list[dict]:
-    return [tables["top"], *tables["profiles"].values()]
 
 
 def resolve(home: Path, env: Mapping[str, str], *, profile: str = "", remembered_url: str = "") -> Endpoint:

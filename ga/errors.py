@@ -21,7 +21,7 @@ class ConfigError(Exception):
 
 
 class AgentStop(Exception):
-    """Ends the loop with a status and exit code; the message is shown to the user."""
+    """Ends the loop with a status and exit code (by default failed, 1); the message is shown to the user."""
 
     status = "failed"
     exit_code = 1
@@ -61,9 +61,6 @@ class Interrupted(AgentStop):
 
 class ModelError(AgentStop):
     """The model request failed for good; the message says what the server said and what to check."""
-
-    status = "failed"
-    exit_code = 1
 
 
 class ServerUnreachable(ModelError):

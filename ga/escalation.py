@@ -23,11 +23,11 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from ga.answer import UNWRITTEN
 from ga.config import Settings
-from ga.errors import AgentStop
 from ga.model.settings import ModelSettings
 from ga.protocols import UI, Reply, ToolCall
-from ga.reply import DOUBT, UNUSABLE, UnusableReplies, claimed_change, not_an_answer, unusable
+from ga.reply import DOUBT, UNUSABLE, UnusableReplies, not_an_answer, unusable
 from ga.runs.folder import Run
 from ga.tooling.arguments import summarize
 from ga.tooling.dispatch import TOO_MANY
@@ -55,10 +55,6 @@ HINT_3 = "[Escalation stage 3: {why}. The user has been asked for help; wait for
 LOOP = ("[Same call, same result {n} times in a row: no progress. Use what you already have, or do something "
         "different; to wait for something, wait longer between checks.]")
 ANSWER = "The user, asked for help because the task was stuck, answers: {answer}"
-CLAIMED = ("Your answer says the work is done (\"{word}\"), but this run has changed no file in the workspace: "
-           "nothing was written. Make the change with a tool now, or answer with what is actually true.")
-UNWRITTEN = ("Before you finish: the task names a file to write, but {files}. If the task asks for it, write it now "
-             "with a tool; otherwise give your final answer again.")
 ECHOES = (HINT_1, HINT_2, HINT_2_AGAIN, HINT_3, LOOP, TOO_MANY, NOT_RUN, UNWRITTEN)
 
 
@@ -133,16 +129,10 @@ def informative(result: ToolResult) -> bool:
     return isinstance(code, int) and code != 0 and not details.get("killed") and not details.get("stage")
 
 
-class FalseClaim(AgentStop):
-    status = "failed"
-    exit_code = 1
-
-
 class Escalation:
     def __init__(self, *, run: Run, settings: Settings, ui: UI, model_settings: ModelSettings | None = None):
         self.run, self.settings, self.ui = run, settings, ui
-        self.model_settings = model_settings or ModelSettings()
-        """failure_hint: stage 1's hint on every failure; doubt_answers: doubt a reply that is not an answer."""
+        self.model_settings = model_settings or ModelSettings()  # failure_hint, doubt_answers
         known = {f.name for f in dataclasses.fields(State)}
         self.state = State(**{k: v for k, v in (run.state.get("escalation") or {}).items() if k in known})
 
@@ -157,23 +147,6 @@ class Escalation:
             found = "doubt", DOUBT.format(why=why)
         self._keep()
         return found
-
-    def claim(self, answer: str, changed: bool | None, unwritten: list[str]) -> str | None:
-        """A final answer that claims a change when the run changed no file (`changed` False; None: not known) is
-        doubted once with the fact (the nudge returned); the second such answer ends the run failed. Else one given
-        while files the task names to be written are missing or empty (`unwritten`) is doubted once, then stands."""
-        word, doubts = claimed_change(answer) if changed is False else "", self.run.state.setdefault("doubts", [])
-        kind = "claim" if word else "unwritten" if unwritten and "unwritten" not in doubts else ""
-        if not kind or not self.model_settings.doubt_claims:
-            return None
-        if kind in doubts:
-            raise FalseClaim(f"The model said the work was done (\"{word}\") twice, but this run changed no file in "
-                             "the workspace; what it did is kept in the run.")
-        doubts[:] = sorted({*doubts, kind, "unwritten"})  # saved with run.state; one doubt covers both facts
-        self.run.append({"type": "nudge", "kind": kind, **({"word": word} if word else {"files": unwritten})})
-        self.ui.notice(f"the answer says \"{word}\" but this run changed no file: doubted once" if word else
-                       f"the answer came but {', '.join(unwritten)}: doubted once")
-        return CLAIMED.format(word=word) if word else UNWRITTEN.format(files=", ".join(unwritten))
 
     def observe(self, call: ToolCall, result: ToolResult, *, read_only: bool = False) -> ToolResult:
         """Count one result; return it with the hint the model should read, if any.

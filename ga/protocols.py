@@ -46,7 +46,7 @@ class Reply:
     estimated_usage: bool = False
     """True when the server reported no usage and the counts are estimates."""
     reasoning: str = ""
-    """A reasoning model's thinking (ga/model/reasoning.py): kept in the trajectory, never in `content`."""
+    """A reasoning model's thinking (ga/model/stream.py): kept in the trajectory, never in `content`."""
 
 
 class Model(Protocol):

@@ -59,8 +59,7 @@ _RUNTIME_PIECE = re.compile(r"[^.:;,()\[\]{}$\n]{20,}")
 
 
 class UnusableReplies(AgentStop):
-    status = "failed"
-    exit_code = 1
+    """`strikes` unusable replies in a row: the run ends failed."""
 
 
 def unusable(reply: Reply) -> tuple[str, str] | None:
@@ -79,9 +78,6 @@ def unusable(reply: Reply) -> tuple[str, str] | None:
 
 class NoAnswer(AgentStop):
     """The final reply holds no answer (a null value, stray brackets): the run fails; it never ends done on it."""
-
-    status = "failed"
-    exit_code = 1
 
 
 def final_answer(content: str) -> str:

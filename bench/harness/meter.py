@@ -8,6 +8,7 @@ prompt_n`).
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 
@@ -181,6 +182,33 @@ def count_locally(api: str, request: dict, m: Metered) -> None:
     keys = {CHAT: ("messages", "tools"), RESPONSES: ("instructions", "input", "tools"),
             ANTHROPIC: ("system", "messages", "tools")}[api]
     prompt = "".join(json.dumps(request.get(k), ensure_ascii=False) for k in keys if request.get(k) is not None)
-    m.input_tokens = tokens.count(prompt)
-    m.output_tokens = tokens.count(m.content + "".join(c["name"] + c["arguments"] for c in m.tool_calls))
+    m.input_tokens = count(prompt)
+    m.output_tokens = count(m.content + "".join(c["name"] + c["arguments"] for c in m.tool_calls))
     m.cached_tokens, m.usage_source = 0, "local"
+
+
+@functools.cache
+def _o200k() -> object | None:
+    """The o200k_base encoding, loaded on first use (its tables are large); None without bpe-openai."""
+    try:
+        import bpe_openai
+    except ImportError:
+        return None
+    return bpe_openai.get_encoding("o200k_base")
+
+
+def count(text: str, chunk: int = 20_000) -> int:
+    """o200k_base tokens of `text`: exact with bpe-openai (counted in chunks cut at spaces, since it refuses very
+    long strings), else estimate()."""
+    encoding = _o200k()
+    if encoding is None:
+        return tokens.estimate(text)
+    total, i = 0, 0
+    while i < len(text):
+        j = min(len(text), i + chunk)
+        if j < len(text):  # cut at a space so no token straddles two chunks
+            k = text.rfind(" ", i + chunk // 2, j)
+            j = k if k > 0 else j
+        total += len(encoding.encode(text[i:j], disallowed_special=()))
+        i = j
+    return total

@@ -29,6 +29,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
+from bench.harness.meter import count as count_tokens  # noqa: E402
 from ga.agent import Agent  # noqa: E402
 from ga.config import load_settings  # noqa: E402
 from ga.model.client import OpenAIModel  # noqa: E402
@@ -37,7 +38,6 @@ from ga.protocols import Reply, ToolCall, Usage  # noqa: E402
 from ga.runs.folder import Run  # noqa: E402
 from ga.tooling.dispatch import Dispatcher  # noqa: E402
 from ga.tooling.spec import ToolResult  # noqa: E402
-from ga.tooling.tokens import count as count_tokens  # noqa: E402
 from tests.scripted import ScriptedServer, ScriptedTerminal, tool_call  # noqa: E402
 from tools import load_tools  # noqa: E402
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from bench.harness.meter import count as count_tokens
 from ga.agent import Agent
 from ga.cli.terminal import Terminal
 from ga.config import load_settings
@@ -29,7 +30,6 @@ from ga.runs.folder import Run
 from ga.tooling.dispatch import Dispatcher
 from ga.tooling.permissions import SideEffect
 from ga.tooling.spec import ToolContext, ToolResult, ToolSpec
-from ga.tooling.tokens import count as count_tokens
 from memory.hooks import RunMemory
 from tools import load_tools
 

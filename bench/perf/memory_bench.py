@@ -109,9 +109,9 @@ def _install(home: Path, skills: list[Skill]) -> None:
 
 def _fixed_context(home: Path, workspace: Path, task: str) -> tuple[int, int]:
     """Tokens of system prompt + nine tool schemas + the first user message for `task`; and the index's share."""
+    from bench.harness.meter import count as count_tokens
     from ga.config import load_settings
     from ga.prompts import first_message, system_prompt
-    from ga.tooling.tokens import count as count_tokens
     from memory.hooks import RunMemory
     from tools import load_tools
 

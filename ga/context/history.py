@@ -129,7 +129,7 @@ class Context:
         turn = (self.entries[-1].turn if self.entries else 0) + (message["role"] == "assistant")
         index = len(self.entries)
         shown = self.state.get("masked", {}).get(str(index))
-        if shown is not None and not _same_slot(shown, message):
+        if shown is not None and _ids(shown) != _ids(message):
             shown = None  # a state that does not fit this history (edited by hand?): show the message itself
         entry = _Entry(message=message, shown=shown or message, turn=turn, full_output=full_output,
                        masked=shown is not None, tokens=0)
@@ -153,11 +153,6 @@ class Context:
     def _visible(self) -> list[_Entry]:
         folded = self._summary.get("upto", 0)
         return [e for e in self.entries[:folded] if e.turn == 0] + self.entries[folded:]
-
-    def _first_open_turn(self) -> int:
-        """The oldest turn not folded into the hand-off."""
-        folded = self._summary.get("upto", 0)
-        return self.entries[folded].turn if 0 < folded < len(self.entries) else 1
 
     def tokens(self, checkpoint: str = "") -> int:
         """The next request's size in the server's tokens (estimated, then scaled)."""
@@ -217,7 +212,8 @@ class Context:
     def _mask_down(self, checkpoint: str, target: int, keep: int, step: Step) -> None:
         """Mask turns oldest first, all but the newest `keep`, until the request is within `target`."""
         newest = self.entries[-1].turn if self.entries else 0
-        for turn in range(self._first_open_turn(), newest - keep + 1):
+        folded = self._summary.get("upto", 0)  # from the oldest turn not folded into the hand-off
+        for turn in range(self.entries[folded].turn if 0 < folded < len(self.entries) else 1, newest - keep + 1):
             if self.tokens(checkpoint) <= target:
                 return
             self._mask_turn(turn, step)
@@ -287,9 +283,6 @@ class Context:
         return compaction.fallback_summary(previous, [e.message for e in folded], "the model gave no summary")
 
 
-def _same_slot(shown: dict, message: dict) -> bool:
-    """Does a saved masked form belong to this message (same role, same call ids)?"""
-    def ids(m: dict) -> list:
-        return [m.get("role"), m.get("tool_call_id"), *(c.get("id") for c in m.get("tool_calls") or [])]
-
-    return ids(shown) == ids(message)
+def _ids(m: dict) -> list:
+    """A message's role and call ids: a saved masked form belongs to the message with the same."""
+    return [m.get("role"), m.get("tool_call_id"), *(c.get("id") for c in m.get("tool_calls") or [])]

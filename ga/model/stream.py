@@ -1,4 +1,10 @@
-"""Assembling a Reply from what the server sent: stream deltas or one whole completion, through one path."""
+"""Assembling a Reply from what the server sent: stream deltas or one whole completion, through one path.
+
+A reasoning model's thinking is set apart from its reply: servers with a reasoning parser send it in its own field
+(`reasoning_content`: DeepSeek, vLLM, llama.cpp; `reasoning`: OpenRouter); one without leaves it in the text as
+`<think>…</think>` (Qwen3, DeepSeek-R1 distills), sometimes without the opening tag, which the chat template already
+wrote. It is kept in the trajectory and out of everything else (the answer, the history, the text-call parse, SOPs).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ga.model.reasoning import split_reasoning
 from ga.model.settings import ModelSettings
 from ga.protocols import Reply, ToolCall, Usage
 from ga.tooling.tokens import estimate, request_tokens
@@ -23,6 +28,20 @@ CHECK_EVERY = 512
 CALL_PERIOD = 8
 """The longest run of calls looked for when a reply's calls repeat (ModelSettings.call_repeats)."""
 _NUMBERS = re.compile(r"\d+")
+_LEADING_OPEN = re.compile(r"\A\s*<think>", re.IGNORECASE)
+
+
+def split_reasoning(content: str) -> tuple[str, str]:
+    """(thinking, reply) of a reply's text: a leading `<think>` block, or what comes before a lone `</think>`; a
+    block never closed (the reply was cut) is all thinking."""
+    opened = _LEADING_OPEN.match(content)
+    start = opened.end() if opened else 0
+    end = content.lower().find("</think>", start)
+    if end < 0:
+        return (content[start:].strip(), "") if opened else ("", content)
+    if not opened and "<think>" in content[:end].lower():
+        return "", content  # a <think> further in: part of what the model says, not a block of its own
+    return content[start:end].strip(), content[end + len("</think>"):].lstrip()
 
 
 def repeated_calls(calls: list[tuple[str, str]], repeats: int) -> int:

@@ -44,11 +44,13 @@ def _one_block(text: str, at: int, known: set[str] | dict) -> tuple[list[tuple[s
     """The calls of one wrapped (or bare) block at `at`, and where the block ends."""
     fence, tag, function = _FENCE.match(text, at), _TAG.match(text, at), _FUNCTION.match(text, at)
     close = "```" if fence else f"</{tag.group(1)}>" if tag else "</function>" if function else ""
-    value, end = _json_at(text, (fence or tag or function).end() if close else at)
+    start = _SPACE.match(text, (fence or tag or function).end() if close else at).end()
+    try:
+        value, end = _DECODER.raw_decode(text, start)
+    except (json.JSONDecodeError, RecursionError):
+        return None
     if function:
         value = {"name": function.group(1), "arguments": value}
-    if end is None:
-        return None
     end = _SPACE.match(text, end).end()
     if not text.startswith(close, end):  # "" (a bare block) always does
         return None
@@ -57,13 +59,6 @@ def _one_block(text: str, at: int, known: set[str] | dict) -> tuple[list[tuple[s
     if not calls or None in calls:
         return None
     return calls, end  # type: ignore[return-value]
-
-
-def _json_at(text: str, at: int) -> tuple[object, int | None]:
-    try:
-        return _DECODER.raw_decode(text, _SPACE.match(text, at).end())
-    except (json.JSONDecodeError, RecursionError):
-        return None, None
 
 
 def _as_call(item: object, known: set[str] | dict) -> tuple[str, str] | None:

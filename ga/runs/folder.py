@@ -33,9 +33,6 @@ from ga.tooling.spec import ran
 class RunFolderGone(AgentStop):
     """The run's folder vanished under it: the run stops, and ends failed."""
 
-    status = "failed"
-    exit_code = 1
-
 
 @dataclass(kw_only=True)
 class History:

@@ -134,7 +134,8 @@ class Inbox:
                 self._archive(mail, "rejected")
                 why = ("name it NAME.answer, NAME.message or NAME.stop" if regular
                        else "only a regular file is a message (moved to inbox/rejected/)")
-                self._notice(f"inbox {'file' if regular else 'entry'} {mail.id} ignored: {why}")
+                self.run.append({"type": "notice",
+                                 "text": f"inbox {'file' if regular else 'entry'} {mail.id} ignored: {why}"})
             elif all(c.id != mail.id for c in self.claimed):
                 out.append(mail)
         return out
@@ -186,6 +187,3 @@ class Inbox:
         with contextlib.suppress(OSError):  # already moved (or unmovable): the trajectory still says it was consumed
             target.mkdir(mode=0o700, exist_ok=True)
             os.replace(mail.path, target / mail.id)
-
-    def _notice(self, text: str) -> None:
-        self.run.append({"type": "notice", "text": text})

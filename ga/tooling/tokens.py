@@ -1,11 +1,10 @@
-"""The one token counter: estimates without a tokenizer, exact counts where one is installed, and fitting text into a
-token budget.
+"""The one token counter: estimates without a tokenizer, and fitting text into a token budget.
 
 One estimator for the whole runtime (the context budget, the client's usage fallback, web_scan's page budget):
 a regex over the pieces a BPE tokenizer splits text into, weighted per kind. Fitted against o200k_base on
 English, code, Chinese, Japanese, Korean, Russian, German, JSON and shell output; on each it lands within 10%
-(tests/ga/tooling/test_tokens.py measures it). Random base64 is the known weak spot (about 20% low). `count` is exact
-o200k_base when bpe-openai is installed (the benchmark's requirements): the metering proxy and the figures use it.
+(tests/ga/tooling/test_tokens.py measures it against bench/harness/meter.py's exact count). Random base64 is the
+known weak spot (about 20% low).
 """
 
 from __future__ import annotations
@@ -57,33 +56,6 @@ def estimate(text: str) -> int:
 def estimate_cached(text: str) -> int:
     """estimate() for short texts counted again and again (lines of a page being fitted)."""
     return estimate(text)
-
-
-@functools.cache
-def _o200k() -> object | None:
-    """The o200k_base encoding, loaded on first use (its tables are large); None without bpe-openai."""
-    try:
-        import bpe_openai
-    except ImportError:
-        return None
-    return bpe_openai.get_encoding("o200k_base")
-
-
-def count(text: str, chunk: int = 20_000) -> int:
-    """o200k_base tokens of `text`: exact with bpe-openai (counted in chunks cut at spaces, since it refuses very
-    long strings), else estimate()."""
-    encoding = _o200k()
-    if encoding is None:
-        return estimate(text)
-    total, i = 0, 0
-    while i < len(text):
-        j = min(len(text), i + chunk)
-        if j < len(text):  # cut at a space so no token straddles two chunks
-            k = text.rfind(" ", i + chunk // 2, j)
-            j = k if k > 0 else j
-        total += len(encoding.encode(text[i:j], disallowed_special=()))
-        i = j
-    return total
 
 
 def message_tokens(message: dict) -> int:

@@ -10,19 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Protocol
+from typing import Any
 
 from ga.config import Settings
 from ga.errors import ConfigError
-
-
-class Run(Protocol):
-    """What a resume reads of a run (ga.runs.folder.Run)."""
-
-    folder: Path
-    id: str
-    state: dict
-
 
 KEPT = ("workdir", "model", "mode", "sandbox", "allow_paths", "learn", "check")
 """Settings a resumed run keeps from its first invocation unless their flags are given again."""
@@ -36,13 +27,13 @@ def record(settings: Settings) -> dict:
     return kept
 
 
-def remembered_endpoint(run: Run) -> dict:
-    """The endpoint a resumed run started with ({"base_url", "profile"}), or {}."""
+def remembered_endpoint(run: Any) -> dict:
+    """The endpoint a resumed run (ga.runs.folder.Run, a room above) started with ({"base_url", "profile"}), or {}."""
     endpoint = run.state.get("endpoint")
     return endpoint if isinstance(endpoint, dict) else {}
 
 
-def resumed(run: Run, settings: Settings, given: set[str]) -> Settings:
+def resumed(run: Any, settings: Settings, given: set[str]) -> Settings:
     """The settings a resume runs with (`given`: the KEPT settings whose flags this invocation gave); the run's state
     then records them."""
     changes = {k: run.state[k] for k in KEPT if k not in given and run.state.get(k) not in (None, "")}

@@ -16,8 +16,8 @@ import pytest
 
 from bench.harness.cassette import Cassette
 from bench.harness.meter import CHAT, from_json
+from bench.harness.meter import count as count_tokens
 from bench.harness.proxy import MeteringProxy, Upstream
-from ga.tooling.tokens import count as count_tokens
 from tests.bench.harness.fake_apis import APIServer
 from tests.scripted import ScriptedServer
 

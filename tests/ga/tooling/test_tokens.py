@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bench.harness.meter import count as count_tokens
 from ga.tooling import tokens
-from ga.tooling.tokens import count as count_tokens
 
 SAMPLES = Path(__file__).resolve().parents[2] / "fixtures" / "tokens"
 KINDS = sorted(p for p in SAMPLES.iterdir() if p.name != "README.md")

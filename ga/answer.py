@@ -1,0 +1,44 @@
+"""A final answer doubted once before the run ends on it (ModelSettings.doubt_claims): one that claims a change the
+workspace does not show, or one given while a file the task names is still unwritten."""
+
+from __future__ import annotations
+
+from ga.config import Settings
+from ga.errors import AgentStop
+from ga.model.settings import ModelSettings
+from ga.protocols import UI
+from ga.reply import claimed_change
+from ga.runs.folder import Run
+from ga.tooling.effects import changed_since, unwritten
+
+CLAIMED = ("Your answer says the work is done (\"{word}\"), but this run has changed no file in the workspace: "
+           "nothing was written. Make the change with a tool now, or answer with what is actually true.")
+UNWRITTEN = ("Before you finish: the task names a file to write, but {files}. If the task asks for it, write it now "
+             "with a tool; otherwise give your final answer again.")
+
+
+class FalseClaim(AgentStop):
+    """The answer claimed a change the workspace does not show, twice: the run ends failed."""
+
+
+def doubt(answer: str, *, run: Run, settings: Settings, ui: UI, model_settings: ModelSettings) -> str | None:
+    """The nudge for an answer that claims a change when the run changed no file (the second such answer ends the run
+    failed), else for one given while files the task names are missing or empty (it stands the second time, not
+    verified). None: the answer stands. With a --check, the user's check says what done is."""
+    state, workdir = run.state, settings.workdir
+    missing = [] if settings.check else unwritten(state.get("named_outputs") or [], workdir)
+    word = claimed_change(answer) if changed_since(state.get("workspace_print"), workdir) is False else ""
+    doubts = state.setdefault("doubts", [])
+    kind = "claim" if word else "unwritten" if missing and "unwritten" not in doubts else ""
+    if kind and model_settings.doubt_claims:
+        if kind in doubts:
+            raise FalseClaim(f"The model said the work was done (\"{word}\") twice, but this run changed no file in "
+                             "the workspace; what it did is kept in the run.")
+        doubts[:] = sorted({*doubts, kind, "unwritten"})  # saved with run.state; one doubt covers both facts
+        run.append({"type": "nudge", "kind": kind, **({"word": word} if word else {"files": missing})})
+        ui.notice(f"the answer says \"{word}\" but this run changed no file: doubted once" if word else
+                  f"the answer came but {', '.join(missing)}: doubted once")
+        return CLAIMED.format(word=word) if word else UNWRITTEN.format(files=", ".join(missing))
+    if missing:  # the answer stands after its doubt, a file it names still unwritten: not verified
+        state["last_failed"] = "the answer, while " + ", ".join(missing)
+    return None
