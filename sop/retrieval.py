@@ -109,9 +109,6 @@ class Ranker:
             out.append({t: joint / self.idf(t) for t in known})
         return out
 
-    def evidence(self, concepts: list[Concept], i: int) -> float:
-        return self.evidence_of(concepts, self._factors(concepts), i)[0]
-
     def evidence_of(self, concepts: list[Concept], factors: list[dict[str, float]], i: int) -> tuple[float, list[str]]:
         """Document i's evidence for the concepts (their translations' factors given), and the words it holds."""
         total, words = 0.0, []

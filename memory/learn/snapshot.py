@@ -29,19 +29,12 @@ class TooLarge(Exception):
 def files(root: Path) -> dict[str, os.stat_result]:
     """The regular files under `root` (relative path → stat), SKIPPED folders and symbolic links left out."""
     found: dict[str, os.stat_result] = {}
-    stack = [root]
-    while stack:
-        folder = stack.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
-        for entry in entries:
-            st = entry.stat(follow_symlinks=False)
-            if stat.S_ISDIR(st.st_mode) and entry.name not in SKIPPED:
-                stack.append(Path(entry.path))
-            elif stat.S_ISREG(st.st_mode):
-                found[os.path.relpath(entry.path, root)] = st
+    for folder, folders, names in os.walk(root):  # a linked folder is listed, never entered
+        folders[:] = [name for name in folders if name not in SKIPPED]
+        for name in names:
+            st = os.lstat(os.path.join(folder, name))
+            if stat.S_ISREG(st.st_mode):
+                found[os.path.relpath(os.path.join(folder, name), root)] = st
                 if len(found) > MAX_FILES:
                     raise TooLarge(f"more than {MAX_FILES:,} files")
     return found

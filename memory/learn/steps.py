@@ -40,10 +40,6 @@ class Step:
     programs: dict[str, str] = field(default_factory=dict)
     """Files the run wrote that this command runs: relative path → their text when it ran."""
 
-    @property
-    def changes_files(self) -> bool:
-        return self.kind in ("write", "patch")
-
 
 def calls(events: list[dict]) -> list[tuple[str, dict, dict]]:
     """(tool, arguments, result event) of every call that has a result, in the order they ran."""
@@ -73,7 +69,7 @@ def work_steps(events: list[dict], workspace: str) -> list[Step] | str:
         step = _linked(step, printed)
         if step.kind in ("python", "bash") and (out := _output(str(result.get("content", "")))):
             printed.append((step, out))
-        if step.changes_files:
+        if step.kind in ("write", "patch"):
             written[step.path] = _applied(written.get(step.path), step)
         elif step.kind == "bash":
             for m in RUNS_FILE.finditer(step.code):

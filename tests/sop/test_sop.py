@@ -56,8 +56,10 @@ def test_a_word_with_many_senses_weighs_less_than_a_word_with_one():
         _skill("a", "Move files along a line."), _skill("b", "Run a job."), _skill("c", "Recursion explained.")]])
     many = translate.concepts("运行")[0]  # to move along, to function, to operate, to run...
     one = translate.concepts("递归")[0]  # recursion
-    assert "run" in many[1] and len(many[1]) > 3
-    assert ranker.evidence([many], 1) < ranker.evidence([one], 2)
+    assert "run" in many[1] and len(many[1]) > 3 > len(one[1])
+    run = next(m for m in ranker.rank("运行", floor=0) if m.index == 1)
+    recursion = next(m for m in ranker.rank("递归", floor=0) if m.index == 2)
+    assert run.evidence < recursion.evidence
 
 
 def test_the_format_is_validated_field_by_field():
