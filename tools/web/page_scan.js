@@ -2,7 +2,8 @@
 // Pass 1 measures what is visible and scores text blocks (Readability-like: long, link-poor text).
 // Main content = the smallest element holding most of that score; a centred modal dialog wins.
 // Pass 2 serialises each region compactly: text, headings, tables, interactive elements with refs ($ga(N)),
-// long repeated lists folded (always outside main; inside main only if web_scan needs the room).
+// long repeated lists folded (always outside main, into the region's closing count; inside main only if web_scan
+// needs the room). In boilerplate a link is said once a page; in main a link that only scrolls reads as text.
 // `math` holds the formula helpers of page_math.js.
 (opts, math) => {
   const textOnly = !!opts.textOnly, started = performance.now();
@@ -27,7 +28,8 @@
     return n.childNodes;
   };
   const sig = (el) => `${typeof el.className === 'string' ? el.className : ''} ${el.id || ''}`;
-  const clean = (s) => s.replace(/\s+/g, ' ');
+  // icon-font glyphs (Unicode's private use area) read as nothing
+  const clean = (s) => s.replace(/\s+/g, ' ').replace(/[\ue000-\uf8ff]/g, '');
   const cut = (s, n) => (s.length > n ? s.slice(0, n - 1) + '…' : s);
 
   function hidden(el, st, r, clip) {
@@ -97,7 +99,7 @@
   function measure(el, inLink, inBoiler, clip, view) {
     const st = view.getComputedStyle(el), r = el.getBoundingClientRect();
     if (hidden(el, st, r, clip)) { info.set(el, null); return null; }
-    const block = !st.display.startsWith('inline') && st.display !== 'contents';
+    const block = !/inline/.test(st.display) && st.display !== 'contents';  // -webkit-inline-box is inline too
     const isLink = inLink || el.tagName === 'A';
     const kind = boiler(el, st);
     const bp = inBoiler || !!kind;
@@ -188,6 +190,7 @@
   // Pass 2: serialisation.
   const regions = [];
   let cur = null, buf = '', prefix = '', capture = 0, ads = 0, skipped = null, glued = false;
+  const seenOnPage = new Set();  // boilerplate links shown so far, as name and address
   // Per level (0 main/dialog/overlay, 1 rest of the page, 2 header/nav, 3 other boilerplate):
   const TEXT_CUT = [1e9, 1e9, 100, 60], LABEL_CUT = [300, 300, 60, 40], KEEP = [5, 5, 4, 3], LINK_CAP = [1e9, 1e9, 12, 6];
   const LINE_CAP = [1e9, 1e9, 1e9, 10];
@@ -229,7 +232,8 @@
     if (!t) {
       const img = el.querySelector && el.querySelector('img[alt]');
       t = a || (img && img.alt) || el.getAttribute('value') || el.getAttribute('placeholder') || '';
-      if (!t && el.href) t = textOnly ? '' : urlLabel(el.href);  // a URL is no reading matter
+      // a URL is no reading matter; outside the content an unnamed link (an icon, a bare thumbnail) is only counted
+      if (!t && el.href) t = textOnly || cur.level >= 2 ? '' : urlLabel(el.href);
     }
     return cut(clean(t).trim(), LABEL_CUT[cur.level]);
   }
@@ -309,7 +313,15 @@
       flush();
       return;
     }
-    if (cur.level >= 2 || feed) { cur.parts.push(note); cur.folded += tail.length; tail.forEach(countRefs); return; }
+    if (cur.level >= 2) {  // boilerplate: the region's closing note counts what is hidden and says how to reach it
+      cur.folded += tail.length;
+      for (const k of tail) {
+        const n = k.matches('a[href], button') + k.querySelectorAll('a[href], button, input, select, textarea').length;
+        if (n) cur.hiddenLinks += n; else cur.hiddenLines++;
+      }
+      return;
+    }
+    if (feed) { cur.parts.push(note); cur.folded += tail.length; tail.forEach(countRefs); return; }
     cur.parts.push({ rest: tail.map(renderItem), total: items.length, selector: textOnly ? '' : sel });
   }
   // One folded item as text (nested folds expanded): web_scan decides how many of them fit.
@@ -381,6 +393,9 @@
     prefix = '';
     interactiveOrBlock(el, rec);
     flush();
+    if (level >= 2) cur.parts = cur.parts.filter((p, i) => !emptyHeading(p, cur.parts[i + 1]));
+    const said = (p) => typeof p === 'string' && p.includes(cur.label);  // a name taken from a heading shown anyway
+    if (cur.label && !el.getAttribute('aria-label') && cur.parts.some(said)) cur.label = '';
     const more = [cur.hiddenLines && `${cur.hiddenLines} more lines`, cur.hiddenLinks && `${cur.hiddenLinks} more links/controls`];
     if (cur.hiddenLines || cur.hiddenLinks) {
       const how = (cur.hiddenLines ? `.innerText, $ga(${cur.ref})` : '') + ".querySelectorAll('a, button')";
@@ -388,6 +403,10 @@
     }
     [cur, prefix] = saved;
   }
+  // In boilerplate a heading with nothing under it (a menu's section whose links were said already) says nothing.
+  const depth = (line) => (/^(#{1,6}) /.exec(line || '') || ['', ''])[1].length;
+  const emptyHeading = (line, next) => depth(line) > 0 && !/\]#\d/.test(line)
+    && (!next || (depth(next) > 0 && depth(next) <= depth(line)));
   function newRegion(el, kind, level, name) {
     return { el, kind, level, label: cut(clean(name).trim(), 50), ref: ref(el), parts: [], refs: [], folded: 0, links: 0,
       hiddenLinks: 0, hiddenLines: 0, seen: new Set(), lastHref: '', lastLabel: '', sinceLink: 0, pre: false,
@@ -426,10 +445,19 @@
     }
     if ((tag === 'SUP' || tag === 'SUB') && scriptText(el)) { add(scriptText(el)); glued = true; return; }
     if (tag === 'A' && (el.hasAttribute('href') || el.hasAttribute('onclick'))) {
-      if (blockLink(el, rec)) { renderBlockLink(el); return; }
-      const l = label(el);
-      if (!l || repeatLink(el, l) || shownBefore(l)) return;
-      if (textOnly) inline(l);
+      if (cur.level < 2 && blockLink(el, rec)) { renderBlockLink(el); return; }
+      const head = cur.level >= 2 && cardHeading(el);  // a card in a menu or sidebar is named by its heading
+      const l = head ? cut(cardTitle(el, head), LABEL_CUT[cur.level]) : label(el);
+      const place = cur.level < 2 && inPage(el, l);
+      if (place) {
+        const t = clean(el.innerText || '').trim();
+        if (/[\p{L}\p{N}]/u.test(t) && !place.contains(main)) { inline(cut(t, LABEL_CUT[cur.level])); glued = true; }
+        return;
+      }
+      if (!l) { if (cur.level >= 2 && !textOnly) cur.hiddenLinks++; return; }
+      if (repeatLink(el, l)) return;
+      if (shownBefore(l, el.href)) { cur.links++; return; }  // a repeat counts against the region's cap
+      if (textOnly || linkedBefore(el, l)) { inline(l); glued = true; }  // a word after it stays apart
       else if (++cur.links > LINK_CAP[cur.level] && !KEY_LINK.test(l)) cur.hiddenLinks++;
       else { inline(`[${l}]#${ref(el)}${covered(el, rec)}`); cur.refs.push(+el.dataset.ga); }
       return;
@@ -454,7 +482,7 @@
     }
     if (tag === 'TABLE' && renderTable(el)) return;
     const h = /^H([1-6])$/.exec(tag);
-    const block = rec.block || h || tag === 'LI';
+    const block = (rec.block && rec.chars > 0) || h || tag === 'LI';  // an empty box (an icon) breaks no line
     if (block) flush();
     const savedPrefix = prefix, savedPre = cur.pre;
     if (h) prefix = '#'.repeat(+h[1]) + ' ';
@@ -475,20 +503,43 @@
   }
 
   // A link that wraps a block of content (a card: title, summary, tags) is content, not a label: its ref with its
-  // heading (or first words), then the rest of its text as lines.
+  // heading (or first words), then the rest of its text as lines. Outside the content (a menu or sidebar of cards)
+  // it is a link like any other, named by its heading, its label cut and counted against the region's cap.
   function blockLink(el, rec) {
     return rec.chars > 100 && (rec.block || [...el.children].some((k) => (info.get(k) || {}).block));
   }
+  const cardHeading = (el) => [...el.querySelectorAll('h1, h2, h3, h4, h5, h6, [role=heading]')].find((h) => info.get(h));
+  const cardTitle = (el, head) => clean((head || el).innerText || (head || el).textContent || '').trim();
   function renderBlockLink(el) {
     flush();
-    const head = [...el.querySelectorAll('h1, h2, h3, h4, h5, h6, [role=heading]')].find((h) => info.get(h));
-    const l = cut(clean((head || el).innerText || (head || el).textContent || '').trim(), 100);
+    const head = cardHeading(el), l = cut(cardTitle(el, head), 100);
+    const twin = el.href === cur.lastHref && l === cur.lastLabel && !cur.sinceLink;  // its picture's link said it
     [cur.lastHref, cur.lastLabel, cur.sinceLink] = [el.href, l, 0];
-    if (!textOnly) { inline(`[${l}]#${ref(el)}`); cur.refs.push(+el.dataset.ga); flush(); }
+    if (!textOnly && !twin) { inline(`[${l}]#${ref(el)}`); cur.refs.push(+el.dataset.ga); flush(); }
     skipped = textOnly ? null : head;
     for (const k of kids(el)) walk(k);
     skipped = null;
     flush();
+  }
+
+  // A link to a shown place on this page (a footnote mark, its back-link, a contents entry, a section number)
+  // only scrolls: in the content it reads as its text, without a ref; one without words (^, ¶, an empty anchor)
+  // or to the content itself (a skip link) is left out. A mark (at most 8 characters, in a superscript or without
+  // letters) counts whatever the address before its '#': pages reached through a query or saved elsewhere keep the
+  // original's. Returns the place, if it is one.
+  function inPage(el, l) {
+    const h = el.getAttribute('href') || '', at = h.indexOf('#');
+    if (at < 0 || at === h.length - 1 || el.hasAttribute('onclick') || el.hasAttribute('role')
+        || ['aria-controls', 'aria-expanded', 'data-toggle', 'data-bs-toggle'].some((a) => el.hasAttribute(a))) return null;
+    let target = null;
+    try {
+      const id = decodeURIComponent(h.slice(at + 1));
+      target = document.getElementById(id) || document.getElementsByName(id)[0];
+    } catch (e) { return null; }  // a malformed escape
+    if (!target || !target.getClientRects().length) return null;
+    const base = (u) => (u || '').split('#')[0], canonical = document.querySelector('link[rel=canonical]');
+    if (at === 0 || base(el.href) === base(location.href) || (canonical && base(el.href) === base(canonical.href))) return target;
+    return l.length <= 8 && (!/\p{L}/u.test(l) || !!el.closest('sup')) && target;
   }
 
   // A link straight after one to the same place (teaser title, image, summary, "more…") is said once: outside the
@@ -500,14 +551,24 @@
     return cur.level > 0 ? same : textOnly && twin;
   }
 
-  // In boilerplate a link or control that reads like one already shown in the region is said once (menus repeated
-  // for small screens, share buttons twice); the region's closing note counts them. The rest of the page may hold
-  // content (a breadcrumb repeating the menu), so it keeps its repeats.
-  function shownBefore(key) {
+  // In the content a link that goes where an earlier one of the same name went reads as text: the first ref serves.
+  function linkedBefore(el, l) {
+    if (cur.level > 0 || !el.href) return false;
+    const key = `${l} ${el.href}`;
+    return cur.seen.has(key) || !cur.seen.add(key);
+  }
+
+  // In boilerplate a link or control that reads like one already shown in the region, or a link that goes where one
+  // of another boilerplate region went under the same name, is said once (menus repeated for small screens, a footer
+  // repeating the header, share buttons twice); the region's closing note counts its own repeats. The rest of the
+  // page may hold content (a breadcrumb repeating the menu), so it keeps its repeats.
+  function shownBefore(key, href = '') {
     if (cur.level < 2) return false;
-    if (!cur.seen.has(key)) { cur.seen.add(key); return false; }
-    if (!textOnly) cur.hiddenLinks++;
-    return true;
+    const where = `${key} ${href}`;  // controls have no address: only their region's repeats go
+    if (cur.seen.has(key)) { if (!textOnly) cur.hiddenLinks++; return true; }
+    if (href && seenOnPage.has(where)) return true;  // shown, so not counted as hidden
+    cur.seen.add(key); seenOnPage.add(where);
+    return false;
   }
 
   function covered(el, rec) {
