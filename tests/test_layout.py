@@ -13,8 +13,8 @@ PACKAGES = ("ga", "tools", "memory", "sop", "bench")
 RANKS = {"ga.base": 0, "ga.tooling": 1, "ga.model": 2, "ga.context": 2, "ga.runs": 2, "ga.local": 2,
          "ga.loop": 3, "ga.jobs": 3, "ga.cli": 4}
 """The rooms of ga/, lowest first: a room imports rooms of a lower rank only (ga.base: errors, config, the seams in
-protocols.py, prompts/; ga.loop: agent, escalation, reply, check, outcome)."""
-LOOP = ("agent", "escalation", "reply", "check", "outcome")
+protocols.py, prompts/; ga.loop: agent, answer, escalation, reply, check, outcome)."""
+LOOP = ("agent", "answer", "escalation", "reply", "check", "outcome")
 """The modules of ga's top that make the loop (the others there are its base)."""
 OUTSIDE_GA = ("tools", "memory", "sop", "bench")
 MAX_LINES = 330
@@ -184,11 +184,11 @@ def test_files_stay_near_300_lines():
 BUDGETS = {"core": 5_800, "tools": 3_000, "guard": 1_700, "web": 1_500, "cli": 2_800, "memory+sop": 2_800,
            "local": 1_500}
 """Lines each room may hold (issue 42): core is ga/ but its cli and local rooms; tools is tools/ but guard and web."""
-OVER = {"core": 6_810, "memory+sop": 3_590}
+OVER = {"core": 6_728, "memory+sop": 3_575}
 """Rooms not yet within their budget, and the most each may hold until it is: a room only shrinks. A room that
 reaches its budget leaves this list (the test says so). Raised once, by what issue 40's box for learnt scripts
 added (tools/process/learnt.py, memory/learn/outputs.py: +56 and +59)."""
-PRODUCT = 20_870
+PRODUCT = 20_802
 """The product's lines at most (the goal is 19,000: the budgets' sum); lowered as rooms shrink."""
 
 

@@ -212,7 +212,8 @@ def _result(args: dict, outcome: runner.Outcome, capture: runner.OutputCapture, 
     sandboxed = (ctx.settings.sandbox or plan) if sandboxed is None else sandboxed
     notes = _run_notes(outcome, capture, sandboxed, timeout) + hints.hints(
         capture.tail, outcome.exit_code if not outcome.killed else None, script=args["script"],
-        kind=args.get("type", "python"), sandbox=sandboxed, network=network, read_only=plan and sandboxed)
+        kind=args.get("type", "python"), sandbox=sandboxed, network=network, read_only=plan and sandboxed,
+        cwd=script_cwd(args, ctx).resolve(), workspace=ctx.workspace.resolve())
     budget = max(1_000, min(TAIL_CHARS, ctx.output_budget) - RESERVED_CHARS - len("\n".join(notes)))
     tail, lines = tail_lines(capture.tail, whole=capture.tail_is_whole, max_chars=budget, max_lines=TAIL_LINES)
     details = {"exit_code": outcome.exit_code, "elapsed": round(outcome.elapsed, 3), "killed": outcome.killed,

@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import sys
+from pathlib import Path
 
 PIP_NAMES = {
     "cv2": "opencv-python", "PIL": "pillow", "yaml": "pyyaml", "sklearn": "scikit-learn",
@@ -32,6 +33,8 @@ _PY_SYNTAX = re.compile(r'File "[^"]*", line (\d+)\n(?:.*\n){0,3}?(SyntaxError|I
 _SH_SYNTAX = re.compile(r"line (\d+): (syntax error.*)")
 _PORT_IN_USE = re.compile(r"address already in use|EADDRINUSE|port is already allocated|already in use", re.I)
 _PORT = re.compile(r"(?:port\s*[=:]?\s*|:)(\d{2,5})\b", re.I)
+_MISSING_FILE = re.compile(r"""(?:^|[\s'"`])([^\s'"`:]+)['"`]?: (?:\[Errno 2\] )?No such file or directory(?!: ['"])"""
+                           r"""|No such file or directory: ['"]([^'"]+)['"]""", re.MULTILINE)
 
 
 NO_NETWORK = re.compile(r"Temporary failure in name resolution|Could not resolve host|Name or service not known|"
@@ -46,8 +49,10 @@ OWN_LOOPBACK = ("the sandbox has its own network: 127.0.0.1 (localhost) inside i
 
 
 def hints(output: str, exit_code: int | None, *, script: str, kind: str, sandbox: bool,
-          network: bool = True, read_only: bool = False) -> list[str]:
-    """Hints for the tail of the output (empty when the run succeeded). `read_only`: plan mode's sandbox."""
+          network: bool = True, read_only: bool = False, cwd: Path | None = None,
+          workspace: Path | None = None) -> list[str]:
+    """Hints for the tail of the output (empty when the run succeeded). `read_only`: plan mode's sandbox; `cwd`:
+    where the script ran (a file it names that is missing there)."""
     if exit_code == 0:  # ga's tool written as a command, before a line that succeeded ("web_scan: not found"; echo)
         tool = next((n for n in _NOT_FOUND.findall(output) if n in _IN_SHELL), "") if kind == "bash" else ""
         return [f"hint: {_IN_SHELL[tool]}"] if tool else []
@@ -57,6 +62,7 @@ def hints(output: str, exit_code: int | None, *, script: str, kind: str, sandbox
     offline = sandbox and not network and NO_NETWORK.search(output)
     own_loopback = sandbox and not network and not offline and REFUSED.search(output)
     found = [_missing_module(output), _command_not_found(output, exit_code), _syntax_error(output, script, kind),
+             _missing_file(output, cwd, cwd == workspace) if cwd else "",
              _permission_denied(output, sandbox), _port_in_use(output, script), _sandbox_limit(output, exit_code)
              if sandbox else "",
              "the sandbox has no network: do it offline, or tell the user that GA_SANDBOX_NET=1 allows the "
@@ -65,8 +71,7 @@ def hints(output: str, exit_code: int | None, *, script: str, kind: str, sandbox
 
 
 def _missing_module(output: str) -> str:
-    names = _MISSING_MODULE.findall(output)
-    if not names:
+    if not (names := _MISSING_MODULE.findall(output)):
         return ""
     name = names[-1]
     package = PIP_NAMES.get(name) or PIP_NAMES.get(name.split(".")[0]) or name.split(".")[0].replace("_", "-")
@@ -87,6 +92,23 @@ def _command_not_found(output: str, exit_code: int | None) -> str:
                 "whole new content) EOF; to change part of a file, use sed -i or python.")
     return (f"`{name}` is not installed or not on PATH: check with `command -v {name}`, install it "
             "(apt-get install / pip install / npm install -g), or do it another way.")
+
+
+def _missing_file(output: str, cwd: Path, in_workspace: bool) -> str:
+    """A file the script used, missing from the folder it ran in: a small model runs the script the task asks for
+    before writing it, or reads a file it has not made, again and again over the same error."""
+    missing = [(w, p) for w in (m.group(1) or m.group(2) for m in _MISSING_FILE.finditer(output))
+               if (p := (cwd / w).resolve()).is_relative_to(cwd) and p != cwd and not p.exists()]
+    if not missing:
+        return ""
+    (written, path), where = missing[-1], "the workspace" if in_workspace else f"`{cwd}`"
+    if written.endswith("/") or not path.parent.exists():  # `ls urgent/`, `echo 1 > out/n.txt`
+        folder = (path if written.endswith("/") else path.parent).relative_to(cwd)
+        return f"the folder `{folder}` does not exist in {where}. If it is one to make, create it: mkdir -p {folder}"
+    held = sorted(p.name for p in path.parent.iterdir() if not p.name.startswith("."))[:9]
+    name, shown = path.relative_to(cwd), f" (it holds: {', '.join(held[:8])}{', ...' * (len(held) > 8)})" * bool(held)
+    return (f"`{name}` does not exist in {where}{shown}. If it is a file to make, write it first: cat > {name} "
+            "<<'EOF' (its whole content) EOF.")
 
 
 SHELL_BUILTINS = frozenset({"cd", "export", "source", "set", "unset", "alias", "exec", "ulimit", "umask"})
@@ -130,10 +152,8 @@ def _permission_denied(output: str, sandbox: bool) -> str:
     if not any(s in output for s in ("Permission denied", "PermissionError", "Operation not permitted",
                                      "Read-only file system")):
         return ""
-    where = (" In the sandbox everything outside the workspace is read-only and /tmp is private."
-             if sandbox else "")
-    if "Read-only file system" in output and sandbox:
-        where = " The sandbox makes everything outside the workspace read-only."
+    tmp = "" if "Read-only file system" in output else ", and /tmp private"
+    where = f" The sandbox makes everything outside the workspace read-only{tmp}." if sandbox else ""
     if sandbox and re.search(rf"{re.escape(os.path.expanduser('~'))}/(\.|bin/)\S*'?:? Read-only file system", output):
         return ("in the sandbox HOME's dotfiles, dot-folders and ~/bin are read-only, even when the workspace is HOME "
                 "(a start-up file written there would run on the host later): put the file in the workspace's own "
@@ -147,11 +167,9 @@ def _permission_denied(output: str, sandbox: bool) -> str:
 
 
 def _port_in_use(output: str, script: str) -> str:
-    line = next((ln for ln in reversed(output.splitlines()) if _PORT_IN_USE.search(ln)), None)
-    if line is None:
+    if (line := next((ln for ln in reversed(output.splitlines()) if _PORT_IN_USE.search(ln)), None)) is None:
         return ""
-    port = _PORT.search(line) or _PORT.search(script)
-    if port is None:
+    if (port := _PORT.search(line) or _PORT.search(script)) is None:
         return "the port is already in use: pick another port, or find what holds it with `ss -ltnp` and stop it."
     number = port.group(1)
     return (f"port {number} is already in use: pick another port, or find what holds it with "

@@ -77,3 +77,18 @@ def test_sandbox_hints_name_the_read_only_git_and_the_missing_network():
     assert any("GA_SANDBOX_NET=1" in h for h in hints(offline, 6, script="curl x", kind="bash", sandbox=True,
                                                        network=False))
     assert not hints(offline, 6, script="curl x", kind="bash", sandbox=False)
+
+
+def test_a_missing_file_in_the_workspace_is_named_with_what_the_workspace_holds(make_ctx):
+    # a small model runs the script the task asks for before writing it, over and over the same error
+    ctx = make_ctx()
+    (ctx.workspace / "list.txt").write_text("first\nsecond\n")
+    content = run(ctx, "python3 reverse.py list.txt", type="bash").content
+    assert ("hint: `reverse.py` does not exist in the workspace (it holds: list.txt). If it is a file to make, write "
+            "it first: cat > reverse.py <<'EOF'") in content
+    assert "`lst.txt` does not exist in the workspace" in run(ctx, "open('lst.txt').read()").content  # Python's
+    assert "If it is one to make, create it: mkdir -p out" in run(ctx, "echo 1 > out/n.txt", type="bash").content
+    assert "the folder `urgent` does not exist" in run(ctx, "ls urgent/", type="bash").content
+    # outside the workspace, or a file that exists by the end of the script: no hint
+    assert "hint" not in run(ctx, "cat /nonexistent-ga-file", type="bash").content
+    assert "hint" not in run(ctx, "cat late.txt; echo x > late.txt; exit 1", type="bash").content
