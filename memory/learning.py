@@ -153,8 +153,8 @@ def unverified(run: Run, status: str, mem: dict) -> str:
         return f"the run ended {status}"
     if run.state.get("check"):
         return "" if run.state.get("verified") else "its check did not pass"
-    if run.state.get("last_failed"):
-        return "its last tool call failed"
+    if failed := run.state.get("last_failed"):  # a call that failed last, or the answer with an output unwritten
+        return f"it ended on a failure: {failed}"
     if mem.get("snapshot", "ok") != "ok":
         return mem["snapshot"]
     return ""

@@ -146,7 +146,8 @@ def test_unverified_runs_and_typed_answers_teach_nothing(home, workspace):
     payments(workspace)
     failing = {"tool_calls": [tool_call("code_run", script="raise SystemExit('no column')")]}
     cases = [  # (steps, extra flags, why)
-        ([*sum_run()[:3], failing, {"content": "Done."}], [], "its last tool call failed"),
+        ([*sum_run()[:3], failing, {"content": "Done."}], [], "it ended on a failure: code_run"),
+        ([{"content": "The total is 35.75."}] * 2, [], "it ended on a failure: the answer, while `total.txt` does not"),
         (sum_run(), ["--check", "grep -q 99 total.txt"], "never passed"),  # paused: a paused run learns nothing
         ([{"tool_calls": [tool_call("file_read", path="payments.csv")]},
           {"tool_calls": [tool_call("file_write", path="total.txt", content="35.75\n")]}, {"content": "Done."}],
