@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import signal
 import subprocess
+import uuid
 from pathlib import Path
 
 import pytest
@@ -34,11 +35,12 @@ def workspace(tmp_path: Path) -> Path:
 @pytest.fixture
 def make_ctx(tmp_path: Path, workspace: Path):
     """make_ctx(**settings_overrides, interactive=False, answers=[...]) -> ToolContext."""
+    run_id = f"test-run-{uuid.uuid4().hex[:8]}"  # one a test: its own cgroup (ga-RUN_ID) when tests run in parallel
 
     def make(*, interactive: bool = False, answers: list | None = None, **overrides) -> ToolContext:
         overrides.setdefault("workdir", workspace)
         settings = load_settings(env={}, home=tmp_path / "home", **overrides)
-        run_dir = settings.runs_dir / "test-run"
+        run_dir = settings.runs_dir / run_id
         run_dir.mkdir(parents=True, exist_ok=True)
         return ToolContext(settings=settings, run_dir=run_dir, ui=ScriptedTerminal(answers), interactive=interactive)
 

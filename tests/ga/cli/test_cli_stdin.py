@@ -163,6 +163,7 @@ def test_runs_and_runs_show_name_the_user_s_task_and_the_piped_input_s_size(home
                            cwd=workspace, capture_output=True, text=True, timeout=60, check=False).stdout
     task_line = next(line for line in shown.splitlines() if line.startswith("task"))
     assert task_line == f"task      explain this log [with {len(text.encode()):,} bytes piped]"
-    listed = subprocess.run([sys.executable, RUN_PY, "runs"], env=ga_env(None, home), cwd=workspace,
-                            capture_output=True, text=True, timeout=60, check=False).stdout
+    wide = {**ga_env(None, home), "COLUMNS": "120"}  # the list cuts the task to the terminal's width
+    listed = subprocess.run([sys.executable, RUN_PY, "runs"], env=wide, cwd=workspace, capture_output=True, text=True,
+                            timeout=60, check=False).stdout
     assert "explain this log [with" in listed and "line 1 of a log" not in listed
