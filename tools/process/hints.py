@@ -95,10 +95,10 @@ def _command_not_found(output: str, exit_code: int | None) -> str:
 
 
 def _missing_file(output: str, cwd: Path, in_workspace: bool) -> str:
-    """A file the script used, missing from the folder it ran in: a small model runs the script the task asks for
-    before writing it, or reads a file it has not made, again and again over the same error."""
+    """A file the script used, missing from the folder it ran in (not under a file: `cat a.txt/x`): a small model runs
+    the script the task asks for before writing it, or reads a file not made yet, again and again."""
     missing = [(w, p) for w in (m.group(1) or m.group(2) for m in _MISSING_FILE.finditer(output))
-               if (p := (cwd / w).resolve()).is_relative_to(cwd) and p != cwd and not p.exists()]
+               if (p := (cwd / w).resolve()).is_relative_to(cwd) and not (p == cwd or p.exists() or p.parent.is_file())]
     if not missing:
         return ""
     (written, path), where = missing[-1], "the workspace" if in_workspace else f"`{cwd}`"

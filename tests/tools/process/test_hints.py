@@ -91,4 +91,5 @@ def test_a_missing_file_in_the_workspace_is_named_with_what_the_workspace_holds(
     assert "the folder `urgent` does not exist" in run(ctx, "ls urgent/", type="bash").content
     # outside the workspace, or a file that exists by the end of the script: no hint
     assert "hint" not in run(ctx, "cat /nonexistent-ga-file", type="bash").content
+    assert "hint" not in run(ctx, "cat list.txt/x", type="bash").content  # "Not a directory", no listing of a file
     assert "hint" not in run(ctx, "cat late.txt; echo x > late.txt; exit 1", type="bash").content
