@@ -62,16 +62,14 @@ class Settings:
     """GA_MODEL_WINDOW: the model's context length in tokens; 0 means what the server reports, if it does."""
     context_steps: str = ""
     """GA_CONTEXT_STEPS: how the history is masked when it passes the budget. "small": often, a little at a time,
-    for providers that bill every prompt token (cached ones at a discount); "large": rarely, deeply, for a local
-    server, which re-reads everything after a change at seconds per thousand tokens. Empty: "large" for --local,
-    "small" otherwise."""
+    for providers that bill every prompt token; "large": rarely, deeply, for a local server, which re-reads all
+    after a change at seconds per thousand tokens. Empty: "large" for --local, "small" otherwise."""
     stage2_after: int = 3
     """GA_STAGE2_AFTER: consecutive failed tool calls before the model is told to stop retrying, probe the
     environment and switch approach (a repeat of a call that already failed gets there at once); 0: only repeats."""
     stage3_after: int = 6
-    """GA_STAGE3_AFTER: consecutive failed tool calls before the human is asked (autonomous: the run pauses, exit 3);
-    also reached when stage 2 changes nothing (stage3_after - stage2_after more failures, or a failed call repeated
-    again). 0 means never ask."""
+    """GA_STAGE3_AFTER: consecutive failed tool calls before the human is asked (autonomous: the run pauses, exit 3),
+    or when stage 2 changes nothing (stage3_after - stage2_after more failures, a failed call repeated); 0: never."""
     strikes: int = 3
     """GA_STRIKES: unusable turns in a row (empty reply, reply cut by the length limit, only malformed tool calls)
     that end the run (exit 1); 0 means no limit."""

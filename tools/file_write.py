@@ -115,8 +115,7 @@ def _write(place: Place, args: dict, ctx: ToolContext) -> ToolResult:
 
 def _refuse_unread(ctx: ToolContext, place: Place, st: os.stat_result, old: bytes, path: str) -> None:
     """The refusal of an unread overwrite. A short file comes back whole in it: the model has now seen what the
-    rewrite replaces, so the same call sent again goes through (a small model's first, right call costs one turn,
-    not a read and a rewrite it may never send)."""
+    rewrite replaces, so the same call sent again goes through (a small model's right call costs one turn, not two)."""
     if len(old) > SHOWN_BYTES or fileio.is_binary(old[: fileio.SNIFF_BYTES]):
         raise ToolError(UNREAD.format(path=path, size=_lines(old) if len(old) <= PREVIEW_BYTES
                                       else fileio.human_size(st.st_size)))

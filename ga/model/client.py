@@ -64,8 +64,7 @@ class OpenAIModel:
                  *, deadline: float | None = None) -> Reply:
         """One reply; `deadline` (time.monotonic()) is the run's end. The SDK retries what failed before the reply
         began; a reply broken after it began (a stream cut short, a body that is no reply) is asked for again, up
-        to GA_RETRIES times. With streaming, text that reached on_text before it broke comes again (the on_retry
-        notice comes in between)."""
+        to GA_RETRIES times. Streamed text that reached on_text before it broke comes again, after on_retry's notice."""
         broken = 0
         while True:
             self.exchange.begin(deadline)

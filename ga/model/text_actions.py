@@ -15,9 +15,9 @@ from ga.protocols import Model, Reply, ToolCall
 
 FORMAT = ("Act by replying with exactly one ```bash code block: it runs in the workspace, and its output comes back "
           "to you. Read files with cat, write them with shell (printf, a heredoc: cat > FILE <<'EOF' ... EOF) or "
-          "python3 - <<'EOF' ... EOF, edit them with sed -i or python; fetch a web page with curl -s URL. Check your "
-          "result before you finish. When the task is done, reply without a code block: say what you did and the "
-          "result.")
+          "python3 - <<'EOF' ... EOF, edit them with sed -i or python. Read a web page with a block of one line: "
+          "web_scan URL (its text comes back). Check your result before you finish. When the task is done, reply "
+          "without a code block: say what you did and the result.")
 """The system section of this format (the tool schemas are not sent)."""
 MORE_BLOCKS = "(Your reply had {n} code blocks; only the first ran. Write one block per reply.)"
 _BLOCK = re.compile(r"```([\w+-]*)[ \t]*\n(.*?)```", re.DOTALL)
@@ -34,6 +34,8 @@ _BUILTINS = frozenset({"alias", "bg", "break", "cd", "continue", "echo", "eval",
                        "wait"})
 """Bash builtins a one-word script may run."""
 _SHELLS = {"", "bash", "sh", "shell", "console", "zsh"}
+_WEB_SCAN = re.compile(r"web_scan\s+['\"]?(https?://[^\s'\"]+)['\"]?")
+"""A block of this one line is the web_scan tool: the sandbox's shell has no network (and no browser)."""
 _PYTHONS = {"python", "python3", "py"}
 
 
@@ -61,9 +63,6 @@ class TextActions:
     def __getattr__(self, name: str) -> object:  # the client's other attributes (its settings, the model list)
         return getattr(self.model, name)
 
-    def context_window(self) -> int | None:
-        return self.model.context_window()
-
     def complete(self, messages: list[dict], tools: list[dict], on_text: Callable[[str], None] | None = None,
                  *, deadline: float | None = None) -> Reply:
         known = {t["function"]["name"] for t in tools if "function" in t}
@@ -79,8 +78,7 @@ class TextActions:
 
     def _act(self, reply: Reply, known: set[str], *, comments: bool) -> None:
         """The reply's first runnable block as its call; the text before it stays the reply's content. A block of
-        comments only runs (and shows the model that nothing ran) while the run has not acted yet (it is a plan);
-        after that it is the final answer."""
+        comments only runs (showing that nothing ran) until the run acted (a plan); then it is the final answer."""
         blocks = [b for b in _BLOCK.finditer(reply.content) if b.group(1).lower() in _SHELLS | _PYTHONS | {"json"}
                   and not _ECHO.search(b.group(2)) and (comments or not _said(b.group(2)))]
         for block in blocks:
@@ -91,9 +89,7 @@ class TextActions:
                     continue
                 calls[0].id, reply.tool_calls = "", calls[:1]
             elif body:
-                kind = "python" if lang in _PYTHONS else "bash"
-                reply.tool_calls = [ToolCall(id="", name="code_run",
-                                             arguments=json.dumps({"script": body, "type": kind}))]
+                reply.tool_calls = [_call(body, "python" if lang in _PYTHONS else "bash", known)]
             else:
                 continue
             reply.content, reply.finish_reason = reply.content[: block.start()].strip(), "tool_calls"
@@ -125,6 +121,14 @@ class TextActions:
         return message
 
 
+def _call(body: str, kind: str, known: set[str]) -> ToolCall:
+    """A block as its call: code_run, or web_scan for a block of one `web_scan URL` line."""
+    lines = [line.strip() for line in body.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    if kind == "bash" and len(lines) == 1 and "web_scan" in known and (url := _WEB_SCAN.fullmatch(lines[0])):
+        return ToolCall(id="", name="web_scan", arguments=json.dumps({"url": url.group(1)}))
+    return ToolCall(id="", name="code_run", arguments=json.dumps({"script": body, "type": kind}))
+
+
 def _uncommented(block: re.Match) -> str:
     """A comments-only block of a final answer as the prose it is; any other block as it was."""
     body = block.group(2)
@@ -142,4 +146,6 @@ def _as_block(name: str, arguments: str) -> str:
     if name == "code_run" and isinstance(args, dict) and isinstance(args.get("script"), str):
         lang = "python" if args.get("type", "python") == "python" else "bash"
         return f"```{lang}\n{args['script']}\n```"
+    if name == "web_scan" and isinstance(args, dict) and set(args) == {"url"}:
+        return f"```bash\nweb_scan {args['url']}\n```"
     return f"```json\n{json.dumps({'name': name, 'arguments': args}, ensure_ascii=False)}\n```"

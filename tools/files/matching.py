@@ -1,6 +1,5 @@
 """Where file_patch's old_content is in a file: exact matches, then matches tolerant of model slips (line endings,
-trailing blanks, curly quotes, dashes, odd spaces), and the errors that say how many places matched and where, or
-which region comes closest."""
+trailing blanks, curly quotes, dashes, odd spaces), and errors saying how many places matched where, or the closest."""
 
 from __future__ import annotations
 

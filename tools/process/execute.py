@@ -1,6 +1,5 @@
 """code_run's execution: the script as a command, the command policy's environment, the sandbox, the runner, and
-the result the model reads. Imported when code first runs: a run that never runs code never pays for the policy,
-the sandbox or psutil."""
+the result the model reads. Imported when code first runs: a run without code never pays for policy or sandbox."""
 
 from __future__ import annotations
 

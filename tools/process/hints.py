@@ -9,64 +9,68 @@ import shutil
 import sys
 from pathlib import Path
 
-PIP_NAMES = {
-    "cv2": "opencv-python", "PIL": "pillow", "yaml": "pyyaml", "sklearn": "scikit-learn",
-    "bs4": "beautifulsoup4", "skimage": "scikit-image", "dateutil": "python-dateutil", "dotenv": "python-dotenv",
-    "jwt": "pyjwt", "serial": "pyserial", "usb": "pyusb", "Crypto": "pycryptodome", "OpenSSL": "pyopenssl",
-    "magic": "python-magic", "docx": "python-docx", "pptx": "python-pptx", "fitz": "pymupdf", "attr": "attrs",
-    "zmq": "pyzmq", "git": "gitpython", "google.protobuf": "protobuf", "Levenshtein": "python-levenshtein",
-    "MySQLdb": "mysqlclient", "psycopg2": "psycopg2-binary", "win32api": "pywin32", "wx": "wxpython",
-    "telegram": "python-telegram-bot", "slugify": "python-slugify", "multipart": "python-multipart",
-    "jose": "python-jose", "ldap": "python-ldap", "Bio": "biopython", "sentencepiece": "sentencepiece",
-}
+PIP_NAMES = dict(re.findall(r"(\S+)=(\S+)", (
+    "cv2=opencv-python PIL=pillow yaml=pyyaml sklearn=scikit-learn bs4=beautifulsoup4 skimage=scikit-image "
+    "dateutil=python-dateutil dotenv=python-dotenv jwt=pyjwt serial=pyserial usb=pyusb Crypto=pycryptodome "
+    "OpenSSL=pyopenssl magic=python-magic docx=python-docx pptx=python-pptx fitz=pymupdf attr=attrs zmq=pyzmq "
+    "git=gitpython google.protobuf=protobuf Levenshtein=python-levenshtein MySQLdb=mysqlclient "
+    "psycopg2=psycopg2-binary win32api=pywin32 wx=wxpython telegram=python-telegram-bot slugify=python-slugify "
+    "multipart=python-multipart jose=python-jose ldap=python-ldap Bio=biopython")))
+"""Import names whose pip package is named otherwise."""
 _MISSING_MODULE = re.compile(r"No module named '([\w.]+)'")
 _NOT_FOUND = re.compile(r"^(?:.*?: )?(?:line \d+: )?([^\s:]+): (?:command )?not found$", re.MULTILINE)
 _TEXT_WORD = re.compile(r"[-*+>|]+|#+|\d+[.)]|\w+:")
 """A line's first word that is text, not a command: a list item, a heading, a numbered step, a `key:` line."""
-_PAGE = "fetch a page with `curl -s URL` and pick out what you need with grep or python3"
-_IN_SHELL = {name: f"`{name}` is a tool, not a shell command: a script cannot call it. In a script, {how}."
-             for name, how in {"web_scan": _PAGE, "web_execute_js": _PAGE, "file_read": "read a file with cat",
-                               "file_write": "write a file with cat > FILE <<'EOF' ... EOF",
-                               "file_patch": "edit a file with sed -i"}.items()}
+_PAGE = "Read a page with web_scan URL alone (a block of that one line, or its tool call): its text comes back"
+_IN_SHELL = {name: f"`{name}` is a tool, not a shell command: a script cannot call it. {how}."
+             for name, how in {"web_scan": _PAGE, "web_execute_js": _PAGE, "file_read": "In a script, read a file "
+                               "with cat", "file_write": "In a script, write a file with cat > FILE <<'EOF' ... EOF",
+                               "file_patch": "In a script, edit a file with sed -i"}.items()}
 """ga's tools written as shell commands (a small model in the text format, which has only the shell)."""
 _PY_SYNTAX = re.compile(r'File "[^"]*", line (\d+)\n(?:.*\n){0,3}?(SyntaxError|IndentationError|TabError): (.*)')
 _SH_SYNTAX = re.compile(r"line (\d+): (syntax error.*)")
 _PORT_IN_USE = re.compile(r"address already in use|EADDRINUSE|port is already allocated|already in use", re.I)
 _PORT = re.compile(r"(?:port\s*[=:]?\s*|:)(\d{2,5})\b", re.I)
 _MISSING_FILE = re.compile(r"""(?:^|[\s'"`])([^\s'"`:]+)['"`]?: (?:\[Errno 2\] )?No such file or directory(?!: ['"])"""
-                           r"""|No such file or directory: ['"]([^'"]+)['"]""", re.MULTILINE)
+                           r"""|No such file or directory: ['"]([^'"]+)['"]|([^\s'"`:]+/)['"`]?: Not a directory""",
+                           re.MULTILINE)
 
 
 NO_NETWORK = re.compile(r"Temporary failure in name resolution|Could not resolve host|Name or service not known|"
                          r"Network is unreachable|getaddrinfo (ENOTFOUND|EAI_AGAIN)|nodename nor servname")
+_FETCH = re.compile(r"\b(?:curl|wget)\b[^\n]*?\bhttps?://")
+_LOOPBACK = re.compile(r"https?://(?:127\.\d+\.\d+\.\d+|localhost|\[::1\])\b")
 REFUSED = re.compile(r"Connection refused|ECONNREFUSED|Couldn't connect to server|Failed to connect to", re.I)
 """A connection refused. In the sandbox without network only its own loopback exists, so this is 127.0.0.1 (or
 localhost): not the host's, where the user's database or dev server listens."""
 OWN_LOOPBACK = ("the sandbox has its own network: 127.0.0.1 (localhost) inside it is not the host's, so a server "
                 "running on the host (a database, a dev server) cannot be reached from here. Start the server in "
                 "the same code_run, or tell the user the ways out: GA_SANDBOX_PORTS=PORT,... lets the host's ports "
-                "they name through, GA_SANDBOX_NET=1 shares the host's whole network, --no-sandbox runs without it.")
+                "they name through, GA_SANDBOX_NET=1 shares the host's whole network, --no-sandbox runs without it. "
+                "To read a web page, use web_scan URL.")
+OFFLINE = ("the sandbox has no network: do it offline, or tell the user that GA_SANDBOX_NET=1 allows the network "
+           "(or --no-sandbox). To read a web page, use web_scan URL.")
 
 
 def hints(output: str, exit_code: int | None, *, script: str, kind: str, sandbox: bool,
           network: bool = True, read_only: bool = False, cwd: Path | None = None,
           workspace: Path | None = None) -> list[str]:
-    """Hints for the tail of the output (empty when the run succeeded). `read_only`: plan mode's sandbox; `cwd`:
-    where the script ran (a file it names that is missing there)."""
-    if exit_code == 0:  # ga's tool written as a command, before a line that succeeded ("web_scan: not found"; echo)
+    """Hints for the tail of the output (at exit 0: what the end hid); `read_only`: plan mode's; `cwd`: where it ran."""
+    fetched = bool(_FETCH.search(script)) and (exit_code != 0 or not output.strip())  # curl -s: silent
+    offline = sandbox and not network and (NO_NETWORK.search(output) or (fetched and not _LOOPBACK.search(script)))
+    own_loopback = sandbox and not network and not offline and (REFUSED.search(output) or fetched)
+    net = OWN_LOOPBACK if own_loopback else OFFLINE if offline else ""
+    if exit_code == 0:  # ga's tool written as a command ("web_scan: not found"; echo), a missing file, no network
         tool = next((n for n in _NOT_FOUND.findall(output) if n in _IN_SHELL), "") if kind == "bash" else ""
-        return [f"hint: {_IN_SHELL[tool]}"] if tool else []
+        found = [_IN_SHELL[tool] if tool else "", _missing_file(output, cwd, cwd == workspace) if cwd else ""]
+        return [f"hint: {h}" for h in [*found, net] if h]
     if read_only and (NO_NETWORK.search(output) or REFUSED.search(output) or _permission_denied(output, sandbox)):
         return ["hint: this is plan mode: code runs with the workspace read-only and no network, so it can look but "
                 "not change or download anything. Put that step in your plan instead."]
-    offline = sandbox and not network and NO_NETWORK.search(output)
-    own_loopback = sandbox and not network and not offline and REFUSED.search(output)
     found = [_missing_module(output), _command_not_found(output, exit_code), _syntax_error(output, script, kind),
              _missing_file(output, cwd, cwd == workspace) if cwd else "",
              _permission_denied(output, sandbox), _port_in_use(output, script), _sandbox_limit(output, exit_code)
-             if sandbox else "",
-             "the sandbox has no network: do it offline, or tell the user that GA_SANDBOX_NET=1 allows the "
-             "network (or --no-sandbox)." if offline else "", OWN_LOOPBACK if own_loopback else ""]
+             if sandbox else "", net]
     return [f"hint: {h}" for h in found if h]
 
 
@@ -97,7 +101,7 @@ def _command_not_found(output: str, exit_code: int | None) -> str:
 def _missing_file(output: str, cwd: Path, in_workspace: bool) -> str:
     """A file the script used, missing from the folder it ran in (not under a file: `cat a.txt/x`): a small model runs
     the script the task asks for before writing it, or reads a file not made yet, again and again."""
-    missing = [(w, p) for w in (m.group(1) or m.group(2) for m in _MISSING_FILE.finditer(output))
+    missing = [(w, p) for w in (next(filter(None, m.groups())) for m in _MISSING_FILE.finditer(output))
                if (p := (cwd / w).resolve()).is_relative_to(cwd) and not (p == cwd or p.exists() or p.parent.is_file())]
     if not missing:
         return ""

@@ -2,8 +2,7 @@
 
 Started by ga as `python -I -S watchdog.py PREFIX [CGROUP]` with a pipe on stdin that only ga holds: when ga ends in
 any way (kill -9 included), the pipe reaches end of file and every process whose environment carries
-GA_CODE_RUN=PREFIX... is killed, then everything in the run's cgroup (cgroup.py), if it has one. Standard library
-only, so it starts in a few milliseconds."""
+GA_CODE_RUN=PREFIX... is killed, then everything in the run's cgroup (cgroup.py), if any. Standard library only."""
 
 from __future__ import annotations
 

@@ -86,9 +86,8 @@ class Place:
 
     def replace(self, chunks: Iterable[bytes], keep: os.stat_result | None) -> list[int]:
         """Write through a temp file in the same folder, then rename it over the entry: readers never see half a
-        file. An existing file keeps its permission bits (`keep`); a new one gets the umask-based mode.
-        Returns the stamp taken before the rename (with the digest of what was written), so a later change by
-        someone else cannot hide in it."""
+        file. An existing file keeps its permission bits (`keep`); a new one gets the umask-based mode. Returns the
+        stamp taken before the rename (with the written digest), so a later change by someone else cannot hide in it."""
         mode = stat.S_IMODE(keep.st_mode) if keep is not None else new_file_mode()
         tmp = f".{self.name}.{secrets.token_hex(4)}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _CLOEXEC, 0o600, dir_fd=self._fd())

@@ -26,8 +26,7 @@ HIDDEN_IN_HOME = (
     ".s3cfg", ".boto", ".mc", ".local/share/keyrings", ".mozilla", ".thunderbird", ".config/google-chrome",
     ".config/chromium", ".config/BraveSoftware", ".config/microsoft-edge", ".cache/ga")
 """Credential stores, browser profiles (cookies, saved passwords) and ga's own cache (the local model server's key):
-hidden wherever they would be visible. Files inside a toolchain's folder (~/.m2, ~/.gradle) are hidden one by one,
-so the toolchain keeps working."""
+hidden wherever visible. Files inside a toolchain's folder (~/.m2, ~/.gradle) are hidden one by one: it still works."""
 HISTORIES_IN_HOME = (".bash_history", ".zsh_history", ".zhistory", ".sh_history", ".history", ".python_history",
                      ".node_repl_history", ".psql_history", ".mysql_history", ".sqlite_history", ".rediscli_history",
                      ".lesshst", ".viminfo", ".local/share/fish/fish_history",

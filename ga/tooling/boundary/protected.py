@@ -97,8 +97,7 @@ def is_git_dir(folder: Path) -> bool:
 
 def makes_git_dir(path: Path) -> bool:
     """`path` lies in a folder git takes for a repository, or writing it would make one: HEAD, objects/ and refs/
-    (or HEAD and commondir) written one call at a time (with `core.fsmonitor` in a config beside them, the user's
-    next `git status` there runs it)."""
+    (or HEAD and commondir) written a call at a time (with `core.fsmonitor` in a config beside, git status runs it)."""
     for folder in (path, *path.parents):
         if folder == Path("/"):
             break

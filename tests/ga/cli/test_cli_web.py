@@ -77,3 +77,20 @@ def test_plan_mode_opens_only_named_hosts_when_unattended(tmp_path, workspace, s
     assert "Sign in to Acme" in server.requests[1]["messages"][-1]["content"]
     refused = server.requests[2]["messages"][-1]["content"]
     assert "plan mode: opening pages needs approval" in refused and "no human is at a terminal" in refused
+
+
+def test_the_text_format_reads_a_page_with_a_block_of_one_web_scan_line(tmp_path, workspace, site):
+    # the sandbox's shell has no network: in the text format a block of one `web_scan URL` line is the web tool
+    steps = [{"content": f"```bash\nweb_scan {site}/login.html\n```"},
+             {"content": "```bash\necho 'Sign in to Acme' > title.txt\n```"},
+             {"content": "The title is Sign in to Acme, written to title.txt."}]
+    with ScriptedServer(steps) as server:
+        proc = ga([f"Write the title of {site}/login.html into title.txt", "--json"], server, tmp_path / "home",
+                  workspace, timeout=120, GA_MODEL_SETTINGS="small:action_format=bash")
+        server.assert_complete()
+    assert proc.returncode == 0, proc.stderr
+    first, second, _ = server.requests
+    assert "web_scan URL" in first["messages"][0]["content"] and not first.get("tools")
+    assert second["messages"][-2]["content"] == f"```bash\nweb_scan {site}/login.html\n```"
+    page = second["messages"][-1]["content"]
+    assert "Sign in to Acme" in page and "SECRET-TOKEN" not in page

@@ -55,6 +55,22 @@ def test_a_refused_connection_to_loopback_tells_the_model_the_sandbox_has_its_ow
 
 
 @needs_bwrap
+def test_a_silent_fetch_that_got_nothing_is_told_the_same_and_the_way_to_a_page(make_ctx, host_server, monkeypatch):
+    # `curl -s` says nothing and a pipe hides its exit code: a small model sent it again and again over "(no output)"
+    monkeypatch.delenv(sandbox.NETWORK_ENV, raising=False)
+    for script in (f"curl -s http://127.0.0.1:{host_server}/page.html > page.txt",
+                   f"curl -s http://127.0.0.1:{host_server}/page.html | grep -o 'Widget.*' > price.txt"):
+        result = run(make_ctx(sandbox=True), script, type="bash")
+        assert "inside it is not the host's" in result.content
+        assert "To read a web page, use web_scan URL" in result.content
+    offline = run(make_ctx(sandbox=True), "curl -s https://example.com/ | head -3", type="bash").content
+    assert "hint: the sandbox has no network" in offline and "web_scan URL" in offline
+    shared = make_ctx(sandbox=True)
+    monkeypatch.setenv(sandbox.NETWORK_ENV, "1")
+    assert "hint" not in run(shared, f"curl -s http://127.0.0.1:{host_server}/ | grep -c NOPE", type="bash").content
+
+
+@needs_bwrap
 def test_on_a_terminal_the_user_may_let_the_one_command_reach_the_host(make_ctx, host_server, monkeypatch):
     monkeypatch.delenv(sandbox.NETWORK_ENV, raising=False)
     ctx = make_ctx(sandbox=True, interactive=True, answers=[("approve", "")])

@@ -29,7 +29,7 @@ def test_a_tool_written_as_a_command_is_named_even_when_the_script_exits_0(make_
     # the text format has only the shell; a small model writes ga's tools as commands, then a line that succeeds
     content = run(make_ctx(), "web_scan http://127.0.0.1/p.html > p.txt\necho saved", type="bash").content
     assert "[exit code 0" in content and "hint: `web_scan` is a tool, not a shell command" in content
-    assert "curl -s URL" in content
+    assert "Read a page with web_scan URL alone" in content
     # any other command missing before a line that succeeds is no hint at exit 0 (`nano` before `sed -i` did the work)
     assert "hint" not in run(make_ctx(), "no_such_editor_xyz notes.txt\necho ok", type="bash").content
     assert "hint" not in run(make_ctx(), "print('web_scan: command not found')", type="python").content
@@ -89,6 +89,9 @@ def test_a_missing_file_in_the_workspace_is_named_with_what_the_workspace_holds(
     assert "`lst.txt` does not exist in the workspace" in run(ctx, "open('lst.txt').read()").content  # Python's
     assert "If it is one to make, create it: mkdir -p out" in run(ctx, "echo 1 > out/n.txt", type="bash").content
     assert "the folder `urgent` does not exist" in run(ctx, "ls urgent/", type="bash").content
+    # a loop's failures hidden by a last command that succeeded (exit 0): `cp f urgent/` into no folder
+    hidden = run(ctx, "for f in list.txt; do cp $f urgent/; done\necho copied", type="bash").content
+    assert "[exit code 0" in hidden and "If it is one to make, create it: mkdir -p urgent" in hidden
     # outside the workspace, or a file that exists by the end of the script: no hint
     assert "hint" not in run(ctx, "cat /nonexistent-ga-file", type="bash").content
     assert "hint" not in run(ctx, "cat list.txt/x", type="bash").content  # "Not a directory", no listing of a file
