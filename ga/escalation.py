@@ -43,7 +43,7 @@ ANSWERED_BY_HUMAN = frozenset({"ask_user"})
 TRIED_LINES = 6
 """Failed calls listed in the stage 2 hint and in the question to the human (the newest ones)."""
 FAILED_KEYS = 20
-_TIMING = re.compile(r"\d+(?:\.\d+)?\s?m?s\b")
+_VOLATILE = re.compile(r"\d+(?:\.\d+)?\s?m?s\b|(?<=page content )[0-9a-f]{4}\b")
 
 HINT_1 = "[Read the error above and make one small, targeted fix.]"
 HINT_2 = ("[Escalation stage 2: {why}. Stop retrying. Probe the environment (what exists, what runs, versions), "
@@ -97,8 +97,8 @@ def call_key(call: ToolCall) -> str:
 
 
 def _said_key(call: ToolCall, result: ToolResult) -> str:
-    # timings ("· 0.51 s") differ between identical results: they are not progress
-    return call_key(call) + hashlib.sha1(_TIMING.sub("", scrub_text(result.content)).encode()).hexdigest()[:8]
+    # timings ("· 0.51 s") and a page's framing nonce (web_scan) differ between identical results: not progress
+    return call_key(call) + hashlib.sha1(_VOLATILE.sub("", scrub_text(result.content)).encode()).hexdigest()[:8]
 
 
 def gist(content: str, limit: int = 80, *, sentence: bool = True) -> str:

@@ -59,8 +59,7 @@ typing.py or json.py the run left there would run, on the host, in place of the 
 
 def ga_command() -> list[str]:
     """The argv that starts this same ga in a child process, from any working folder: a checkout's run.py, else
-    `python -m ga`; with the safe path (before 3.11, ga/__main__.py takes the working folder off sys.path, but only
-    once the modules it needs first are loaded)."""
+    `python -m ga`; with the safe path (before 3.11, ga/__main__.py takes the working folder off sys.path)."""
     if RUN_PY.is_file():
         return [sys.executable, *SAFE_PATH, str(RUN_PY)]
     return [sys.executable, *SAFE_PATH, "-m", "ga"]

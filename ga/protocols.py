@@ -99,8 +99,8 @@ class UI(Protocol):
     def approve(self, title: str, text: str, editable: str | None = None, remember: str = "") -> tuple[str, str]:
         """Show `text` (a diff, a command as written) and ask before the change. Returns ("approve", ""),
         ("reject", the human's reason or ""), or ("edit", the new version of `editable`, which defaults to `text`).
-        `remember` (confirm mode: the tool's name) also offers to approve that tool, or every change, for the rest
-        of the run: ("approve", "tool") or ("approve", "run")."""
+        `remember` (confirm mode: the tool's name) also offers to approve that tool, or every change, for the run:
+        ("approve", "tool") or ("approve", "run")."""
 
 
 class ToolOutcome(Protocol):
@@ -122,8 +122,7 @@ class Memory(Protocol):
 
     def before(self, tool: str, args: dict, state: dict) -> list[str]:
         """Before a call runs (its arguments parsed): the workspace is kept as it was before its first change, and
-        an SOP's script being run is noted, both for learning after the run. Returns the SOPs whose learnt
-        scripts this call runs (the user is told)."""
+        an SOP's script being run is noted, for learning. Returns the SOPs whose scripts it runs (the user is told)."""
 
     def observe(self, tool: str, result: ToolOutcome, state: dict) -> None:
         """Every tool result, before the model sees it: SOP reads are noted in `state` (the run's tool state) for the

@@ -1,6 +1,5 @@
 """code_run: run a python or bash script — exact, bounded in time and output, guarded by the command policy. What
-runs it (tools/process/execute.py), the policy (tools/guard/approval.py) and the sandbox are imported on its first
-call: a run that never runs code starts without them."""
+runs it (tools/process/execute.py), the policy and the sandbox are imported on its first call, not before."""
 
 from __future__ import annotations
 

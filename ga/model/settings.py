@@ -65,8 +65,7 @@ class ModelSettings:
     ends the run failed; one given while a file the task names is unwritten is doubted once (ga/escalation.py)."""
     defer_tools: bool = True
     """The schemas of the rarely needed tools (web_scan, web_execute_js, update_working_checkpoint,
-    start_long_term_update) are sent only once the run calls one or a URL appears; one line names them. For every
-    model: ~460 tokens a request that most tasks never use."""
+    start_long_term_update) are sent once the run calls one or a URL appears; one line names them (~460 tokens)."""
     action_format: str = "tools"
     """How the model acts: "tools", native tool calls with the tools' schemas; "bash", one fenced shell block per
     reply run by code_run, no schemas sent (ga/model/text_actions.py), for models weak at choosing tools."""

@@ -20,6 +20,7 @@ FORMAT = ("Act by replying with exactly one ```bash code block: it runs in the w
           "without a code block: say what you did and the result.")
 """The system section of this format (the tool schemas are not sent)."""
 MORE_BLOCKS = "(Your reply had {n} code blocks; only the first ran. Write one block per reply.)"
+PAGE_ONLY = "(Only `web_scan {url}` ran: a script cannot pipe, redirect or use a tool's text. The page's text:)"
 _BLOCK = re.compile(r"```([\w+-]*)[ \t]*\n(.*?)```", re.DOTALL)
 """A closed block: a fence left open at the end of a reply that was not cut holds prose (a small model opens one
 out of habit and writes its answer in it), never a command."""
@@ -34,8 +35,8 @@ _BUILTINS = frozenset({"alias", "bg", "break", "cd", "continue", "echo", "eval",
                        "wait"})
 """Bash builtins a one-word script may run."""
 _SHELLS = {"", "bash", "sh", "shell", "console", "zsh"}
-_WEB_SCAN = re.compile(r"web_scan\s+['\"]?(https?://[^\s'\"]+)['\"]?")
-"""A block of this one line is the web_scan tool: the sandbox's shell has no network (and no browser)."""
+_WEB_SCAN = re.compile(r"web_scan\s+['\"]?(https?://[^\s'\"]+)['\"]?(.*)", re.DOTALL)
+"""A block that starts with this line is the web_scan tool: the sandbox's shell has no network (and no browser)."""
 _PYTHONS = {"python", "python3", "py"}
 
 
@@ -82,19 +83,20 @@ class TextActions:
         blocks = [b for b in _BLOCK.finditer(reply.content) if b.group(1).lower() in _SHELLS | _PYTHONS | {"json"}
                   and not _ECHO.search(b.group(2)) and (comments or not _said(b.group(2)))]
         for block in blocks:
-            lang, body = block.group(1).lower(), block.group(2).strip()
+            lang, body, note = block.group(1).lower(), block.group(2).strip(), ""
             if lang == "json":
                 calls = text_calls(body, known)
                 if not calls:
                     continue
                 calls[0].id, reply.tool_calls = "", calls[:1]
             elif body:
-                reply.tool_calls = [_call(body, "python" if lang in _PYTHONS else "bash", known)]
+                call, note = _call(body, "python" if lang in _PYTHONS else "bash", known)
+                reply.tool_calls = [call]
             else:
                 continue
             reply.content, reply.finish_reason = reply.content[: block.start()].strip(), "tool_calls"
-            if len(blocks) > 1:
-                self.pending = (reply.tool_calls[0].arguments, MORE_BLOCKS.format(n=len(blocks)))
+            if note := " ".join(filter(None, [note, MORE_BLOCKS.format(n=len(blocks)) * (len(blocks) > 1)])):
+                self.pending = (reply.tool_calls[0].arguments, note)
             return
 
     def _place_note(self, messages: list[dict]) -> None:
@@ -121,12 +123,15 @@ class TextActions:
         return message
 
 
-def _call(body: str, kind: str, known: set[str]) -> ToolCall:
-    """A block as its call: code_run, or web_scan for a block of one `web_scan URL` line."""
-    lines = [line.strip() for line in body.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-    if kind == "bash" and len(lines) == 1 and "web_scan" in known and (url := _WEB_SCAN.fullmatch(lines[0])):
-        return ToolCall(id="", name="web_scan", arguments=json.dumps({"url": url.group(1)}))
-    return ToolCall(id="", name="code_run", arguments=json.dumps({"script": body, "type": kind}))
+def _call(body: str, kind: str, known: set[str]) -> tuple[ToolCall, str]:
+    """A block as its call: code_run, or web_scan for a block that starts with `web_scan URL` (what follows it, a pipe
+    or a script, cannot run on a tool's text: the model is told so), and the note its result gets."""
+    code = "\n".join(line for line in body.splitlines() if line.strip() and not line.lstrip().startswith("#"))
+    if kind == "bash" and "web_scan" in known and (page := _WEB_SCAN.fullmatch(code.strip())):
+        arguments = json.dumps({"url": page.group(1)})
+        return ToolCall(id="", name="web_scan", arguments=arguments), PAGE_ONLY.format(url=page.group(1)) * bool(
+            page.group(2).strip())
+    return ToolCall(id="", name="code_run", arguments=json.dumps({"script": body, "type": kind})), ""
 
 
 def _uncommented(block: re.Match) -> str:

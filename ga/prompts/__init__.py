@@ -26,8 +26,8 @@ def render(name: str, **values: object) -> str:
 def system_prompt(memory: Memory | None = None, listing: str = "", *, deferred: bool = False) -> str:
     """The same for every run and workspace (the L1 memory index changes only when memory does), so a
     prompt-caching server reuses it. What varies per run (workspace, platform, date, the SOPs and facts that fit
-    the task) goes into the first user message. `listing`: a run begun before that kept it here. `deferred`: the
-    line naming the tools whose schemas are not sent up front."""
+    the task) goes into the first user message. `listing`: a run begun before that kept it here. `deferred`: name
+    the tools whose schemas are not sent up front."""
     head = render("system.md") + ("\n" + render("deferred.md") if deferred else "")
     return "\n\n".join(filter(None, [head, memory.system_section() if memory else "", listing]))
 

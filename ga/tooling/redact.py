@@ -158,8 +158,7 @@ def redact_data(value: Any, secrets: tuple[str, ...] | None = None) -> Any:
     """`redact` applied to every string inside JSON-like data (dicts, lists); the structure is kept.
 
     The one step in front of every way out of ga, too: the run folder, stdout (--json, --jsonl, the answer), stderr
-    (notices, errors), outbox/ and the GA_NOTIFY payload. A server error that echoes the request's Authorization
-    header reaches all of them as the run's answer."""
+    (notices, errors), outbox/ and the GA_NOTIFY payload (a server error may echo the request's Authorization)."""
     if isinstance(value, str):
         return redact(value, secrets)
     if isinstance(value, dict):

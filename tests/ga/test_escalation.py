@@ -197,6 +197,15 @@ def test_polling_a_job_that_says_the_same_is_nudged_then_the_human_is_asked_neve
     assert (outcome.status, outcome.exit_code) == ("paused", 3) and "still running" in outcome.answer
 
 
+def test_the_same_page_again_is_the_same_result_whatever_its_framing_nonce(settings):
+    # web_scan frames each page with a new nonce: a model scanning one page over and over made no progress either
+    scan = {"tool_calls": [tool_call("code_run", type="python", script=(
+        "import secrets\nprint(f'[page content {secrets.token_hex(2)} of t1: text]\\nBlue Widget $18.75')"))]}
+    outcome, model, run, _ = start(settings, [scan] * 5, extra=[code_run.SPEC])
+    assert (outcome.status, outcome.exit_code) == ("paused", 3) and "same result 5 times" in outcome.answer
+    assert "no progress" in results(model.requests[3])[-1]
+
+
 def test_refusals_and_unknown_tools_count_as_failures(settings):
     steps = [{"tool_calls": [tool_call("file_read", path="/etc/passwd")]},
              {"tool_calls": [{"name": "no_such_tool", "arguments": "{}"}]}, missing(1), DONE]

@@ -49,8 +49,7 @@ def _key(args: dict, ctx: ToolContext) -> str:
 
 def _repeated(args: dict, ctx: ToolContext) -> str:
     """A script that already ran successfully and wrote files, sent again over a workspace nothing changed since: not
-    run. Again it would only repeat its effect (a second `echo DONE >> todo.txt`), and a model that repeats a command
-    that worked is most often done and has not said so."""
+    run. Again it would repeat its effect (`echo DONE >> todo.txt`); a model repeating what worked is mostly done."""
     before = ctx.state.get(REPEATS, {}).get(_key(args, ctx))
     if not before or ctx.settings.mode == "plan" or before["fingerprint"] != effects.fingerprint(ctx.settings.workdir):
         return ""

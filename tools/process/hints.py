@@ -22,18 +22,18 @@ _NOT_FOUND = re.compile(r"^(?:.*?: )?(?:line \d+: )?([^\s:]+): (?:command )?not 
 _TEXT_WORD = re.compile(r"[-*+>|]+|#+|\d+[.)]|\w+:")
 """A line's first word that is text, not a command: a list item, a heading, a numbered step, a `key:` line."""
 _PAGE = "Read a page with web_scan URL alone (a block of that one line, or its tool call): its text comes back"
-_IN_SHELL = {name: f"`{name}` is a tool, not a shell command: a script cannot call it. {how}."
-             for name, how in {"web_scan": _PAGE, "web_execute_js": _PAGE, "file_read": "In a script, read a file "
-                               "with cat", "file_write": "In a script, write a file with cat > FILE <<'EOF' ... EOF",
-                               "file_patch": "In a script, edit a file with sed -i"}.items()}
+_IN_SHELL = {name: f"`{name}` is a tool, not a shell command: a script cannot call it. {how}." for name, how in {
+    "web_scan": _PAGE, "web_execute_js": _PAGE, "file_read": "In a script, read a file with cat",
+    "file_patch": "In a script, edit a file with sed -i",
+    "file_write": "In a script, write a file with cat > FILE <<'EOF' ... EOF"}.items()}
 """ga's tools written as shell commands (a small model in the text format, which has only the shell)."""
 _PY_SYNTAX = re.compile(r'File "[^"]*", line (\d+)\n(?:.*\n){0,3}?(SyntaxError|IndentationError|TabError): (.*)')
 _SH_SYNTAX = re.compile(r"line (\d+): (syntax error.*)")
 _PORT_IN_USE = re.compile(r"address already in use|EADDRINUSE|port is already allocated|already in use", re.I)
 _PORT = re.compile(r"(?:port\s*[=:]?\s*|:)(\d{2,5})\b", re.I)
-_MISSING_FILE = re.compile(r"""(?:^|[\s'"`])([^\s'"`:]+)['"`]?: (?:\[Errno 2\] )?No such file or directory(?!: ['"])"""
-                           r"""|No such file or directory: ['"]([^'"]+)['"]|([^\s'"`:]+/)['"`]?: Not a directory""",
-                           re.MULTILINE)
+_MISSING_FILE = re.compile(r"""(?:['"`]([^'"`\n]+)['"`]|(?:^|(?<=\s))([^\s'"`:]+)): (?:\[Errno 2\] )?No such file or """
+                           r"""directory(?!: ['"])|No such file or directory: ['"]([^'"]+)['"]|([^\s'"`:]+/)['"`]?: """
+                           r"""Not a directory""", re.MULTILINE)
 
 
 NO_NETWORK = re.compile(r"Temporary failure in name resolution|Could not resolve host|Name or service not known|"
@@ -41,8 +41,7 @@ NO_NETWORK = re.compile(r"Temporary failure in name resolution|Could not resolve
 _FETCH = re.compile(r"\b(?:curl|wget)\b[^\n]*?\bhttps?://")
 _LOOPBACK = re.compile(r"https?://(?:127\.\d+\.\d+\.\d+|localhost|\[::1\])\b")
 REFUSED = re.compile(r"Connection refused|ECONNREFUSED|Couldn't connect to server|Failed to connect to", re.I)
-"""A connection refused. In the sandbox without network only its own loopback exists, so this is 127.0.0.1 (or
-localhost): not the host's, where the user's database or dev server listens."""
+"""A connection refused: in the sandbox without network, by its own 127.0.0.1, not the host's (the user's servers)."""
 OWN_LOOPBACK = ("the sandbox has its own network: 127.0.0.1 (localhost) inside it is not the host's, so a server "
                 "running on the host (a database, a dev server) cannot be reached from here. Start the server in "
                 "the same code_run, or tell the user the ways out: GA_SANDBOX_PORTS=PORT,... lets the host's ports "
@@ -75,9 +74,8 @@ def hints(output: str, exit_code: int | None, *, script: str, kind: str, sandbox
 
 
 def _missing_module(output: str) -> str:
-    if not (names := _MISSING_MODULE.findall(output)):
+    if not (name := (_MISSING_MODULE.findall(output) or [""])[-1]):
         return ""
-    name = names[-1]
     package = PIP_NAMES.get(name) or PIP_NAMES.get(name.split(".")[0]) or name.split(".")[0].replace("_", "-")
     return (f"module `{name}` is not installed: install it with `{sys.executable} -m pip install {package}` "
             "(a bash code_run), then run again.")
@@ -101,18 +99,24 @@ def _command_not_found(output: str, exit_code: int | None) -> str:
 def _missing_file(output: str, cwd: Path, in_workspace: bool) -> str:
     """A file the script used, missing from the folder it ran in (not under a file: `cat a.txt/x`): a small model runs
     the script the task asks for before writing it, or reads a file not made yet, again and again."""
-    missing = [(w, p) for w in (next(filter(None, m.groups())) for m in _MISSING_FILE.finditer(output))
+    names = [next(filter(None, m.groups())) for m in _MISSING_FILE.finditer(output)]
+    lines = [n for n in names if ":" in n and (cwd / n.partition(":")[0]).is_file()]  # grep | xargs cp: FILE:LINE
+    grep = (f"`{lines[0]}` is no file name: it is `{lines[0].partition(':')[0]}`, a colon and a line of it, as grep "
+            "prints a match; `grep -l` prints only the names of the files that match. ") if lines else ""
+    missing = [(w, p) for w in names if w not in lines
                if (p := (cwd / w).resolve()).is_relative_to(cwd) and not (p == cwd or p.exists() or p.parent.is_file())]
     if not missing:
-        return ""
+        return grep.strip()
     (written, path), where = missing[-1], "the workspace" if in_workspace else f"`{cwd}`"
     if written.endswith("/") or not path.parent.exists():  # `ls urgent/`, `echo 1 > out/n.txt`
         folder = (path if written.endswith("/") else path.parent).relative_to(cwd)
-        return f"the folder `{folder}` does not exist in {where}. If it is one to make, create it: mkdir -p {folder}"
-    held = sorted(p.name for p in path.parent.iterdir() if not p.name.startswith("."))[:9]
-    name, shown = path.relative_to(cwd), f" (it holds: {', '.join(held[:8])}{', ...' * (len(held) > 8)})" * bool(held)
-    return (f"`{name}` does not exist in {where}{shown}. If it is a file to make, write it first: cat > {name} "
-            "<<'EOF' (its whole content) EOF.")
+        said = f"the folder `{folder}` does not exist in {where}. If it is one to make, create it: mkdir -p {folder}"
+    else:
+        held, name = sorted(p.name for p in path.parent.iterdir() if p.name[0] != ".")[:9], path.relative_to(cwd)
+        shown = f" (it holds: {', '.join(held[:8])}{', ...' * (len(held) > 8)})" * bool(held)
+        said = (f"`{name}` does not exist in {where}{shown}. If it is a file to make, write it first: cat > {name} "
+                "<<'EOF' (its whole content) EOF.")
+    return grep + (said[0].upper() + said[1:] if grep else said)
 
 
 SHELL_BUILTINS = frozenset({"cd", "export", "source", "set", "unset", "alias", "exec", "ulimit", "umask"})

@@ -1,8 +1,7 @@
 """Run a program for code_run: its own session, bounded time, merged output captured, tree killing.
 
 Memory and disk stay bounded however much the program prints: only a tail (a few times the model's budget) is kept in
-memory, and a bigger output goes to a log file as it arrives (its head and its tail: output_log.py). What streams
-live and what is logged is redacted as it comes."""
+memory, and a bigger output goes to a log file as it arrives (head and tail: output_log.py), redacted as it comes."""
 
 from __future__ import annotations
 

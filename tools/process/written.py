@@ -1,6 +1,5 @@
-"""What a silent command wrote: the workspace's files changed during the call, each with its first lines. A command
-that prints nothing (`... > out.txt`) otherwise tells the model nothing of what it did, and a model that cannot see a
-wrong result repeats the command or claims success."""
+"""What a silent command wrote: the workspace's files changed during the call, each with its first lines. Otherwise a
+model that cannot see the wrong result of a silent command (`... > out.txt`) repeats it or claims success."""
 
 from __future__ import annotations
 

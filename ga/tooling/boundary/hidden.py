@@ -93,8 +93,7 @@ class Hidden:
 
     def _holders(self, path: Path) -> Iterator[tuple[Path, Path]]:
         """(hidden place, the spelling of it that holds `path`): by name, as given or under the real HOME (which may
-        be a symlink, /home -> /var/home), then by identity (a place that is itself a link to elsewhere). On strings:
-        pathlib would cost a millisecond a call here."""
+        be a symlink, /home -> /var/home), then by identity (a place that is itself a link to elsewhere). On strings."""
         text, cache = str(path), str(cache_home(self.home, self.environ))
         rooted = [(str(self.home), f"/{name}") for name in (*HIDDEN_IN_HOME, *HISTORIES_IN_HOME)]
         rooted += [(cache, "/" + "/".join(KEEPER)), (str(self.ga_home), "")]

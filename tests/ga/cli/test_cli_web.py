@@ -80,8 +80,10 @@ def test_plan_mode_opens_only_named_hosts_when_unattended(tmp_path, workspace, s
 
 
 def test_the_text_format_reads_a_page_with_a_block_of_one_web_scan_line(tmp_path, workspace, site):
-    # the sandbox's shell has no network: in the text format a block of one `web_scan URL` line is the web tool
+    # the sandbox's shell has no network: in the text format a block that starts with `web_scan URL` is the web
+    # tool; a pipe after it cannot run on a tool's text, and the model is told so
     steps = [{"content": f"```bash\nweb_scan {site}/login.html\n```"},
+             {"content": f"```bash\nweb_scan {site}/login.html | grep -o 'Sign in[a-zA-Z ]*' > title.txt\n```"},
              {"content": "```bash\necho 'Sign in to Acme' > title.txt\n```"},
              {"content": "The title is Sign in to Acme, written to title.txt."}]
     with ScriptedServer(steps) as server:
@@ -89,8 +91,10 @@ def test_the_text_format_reads_a_page_with_a_block_of_one_web_scan_line(tmp_path
                   workspace, timeout=120, GA_MODEL_SETTINGS="small:action_format=bash")
         server.assert_complete()
     assert proc.returncode == 0, proc.stderr
-    first, second, _ = server.requests
+    first, second, third, _ = server.requests
     assert "web_scan URL" in first["messages"][0]["content"] and not first.get("tools")
     assert second["messages"][-2]["content"] == f"```bash\nweb_scan {site}/login.html\n```"
     page = second["messages"][-1]["content"]
     assert "Sign in to Acme" in page and "SECRET-TOKEN" not in page
+    assert third["messages"][-1]["content"].startswith(f"(Only `web_scan {site}/login.html` ran: a script cannot pipe")
+    assert "Sign in to Acme" in third["messages"][-1]["content"]

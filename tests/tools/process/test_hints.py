@@ -96,3 +96,9 @@ def test_a_missing_file_in_the_workspace_is_named_with_what_the_workspace_holds(
     assert "hint" not in run(ctx, "cat /nonexistent-ga-file", type="bash").content
     assert "hint" not in run(ctx, "cat list.txt/x", type="bash").content  # "Not a directory", no listing of a file
     assert "hint" not in run(ctx, "cat late.txt; echo x > late.txt; exit 1", type="bash").content
+    # grep's FILE:LINE passed on as a name (`grep -r WORD dir | xargs cp`): what it is, not a file to write
+    (ctx.workspace / "inbox").mkdir()
+    (ctx.workspace / "inbox" / "m1.txt").write_text("URGENT: server down\n")
+    grep = run(ctx, "mkdir -p urgent; grep -r URGENT inbox/ | xargs -I {} cp {} urgent/", type="bash").content
+    assert "hint: `inbox/m1.txt:URGENT: server down` is no file name: it is `inbox/m1.txt`, a colon" in grep
+    assert "`grep -l` prints only the names" in grep and "does not exist" not in grep
