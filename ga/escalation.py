@@ -9,11 +9,10 @@ Tool results: a success that can be the fix resets the count. With n failures in
            times (at repeat_nudge times it is nudged): the human is asked (unattended, the run pauses, exit 3); the
            answer comes back as a user message and the count starts over. The same result again is no failure.
 A program that exited non-zero is information, unless the same command says the same again (a repeated failure).
-Malformed calls and calls cut off by a crash or Ctrl-C say nothing about the approach.
-Replies: an empty, cut, filtered or looping reply, or a turn whose calls were all malformed, is a strike; `strikes`
-in a row end the run. Under a small model's settings a reply that does not read as an answer is doubted once.
-The State lives in run.state["escalation"], saved with every result, so it survives --resume.
-"""
+Malformed calls and calls cut off by a crash or Ctrl-C say nothing about the approach. Replies: an empty, cut,
+filtered or looping reply, or a turn whose calls were all malformed, is a strike; `strikes` in a row end the run.
+Under a small model's settings a reply that does not read as an answer is doubted once. The State lives in
+run.state["escalation"], saved with every result, so it survives --resume."""
 
 from __future__ import annotations
 

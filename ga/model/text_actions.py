@@ -1,6 +1,6 @@
 """A text action format for models weak at choosing tools (ModelSettings.action_format = "bash"), as mini-swe-agent's
-text mode: the model is sent no tool schemas; it acts by writing one fenced shell block per reply, which becomes a
-`code_run` call for the same dispatcher (policy, sandbox, budgets, escalation, --check); a reply without a block is
+text mode: no tool schemas are sent; the model writes one fenced shell block per reply, a `code_run` call (`web_scan
+URL`: that tool) for the same dispatcher (policy, sandbox, budgets, escalation, --check); a reply without a block is
 the final answer. The loop is the same for both formats: only what goes to the server and what comes back differ."""
 
 from __future__ import annotations
@@ -21,9 +21,11 @@ FORMAT = ("Act by replying with exactly one ```bash code block: it runs in the w
 """The system section of this format (the tool schemas are not sent)."""
 MORE_BLOCKS = "(Your reply had {n} code blocks; only the first ran. Write one block per reply.)"
 PAGE_ONLY = "(Only `web_scan {url}` ran: a script cannot pipe, redirect or use a tool's text. The page's text:)"
+READ_IT = ("(The page's text is for you to read: a script cannot read it. Take what the task needs from it yourself: "
+           "to write a value into a file, echo 'VALUE' > FILE; to answer, reply without a block.)")
+_PAGE_END = re.compile(r"^\[end of page content [0-9a-f]{4}\]", re.MULTILINE)  # web_scan's result: READ_IT follows
 _BLOCK = re.compile(r"```([\w+-]*)[ \t]*\n(.*?)```", re.DOTALL)
-"""A closed block: a fence left open at the end of a reply that was not cut holds prose (a small model opens one
-out of habit and writes its answer in it), never a command."""
+"""A closed block: a fence left open in a reply not cut holds prose (a small model's answer), never a command."""
 _ECHO = re.compile(r"\[exit code -?\d+ · |\[killed after |^\s*(?:# )?Output:?\s*$|^note: it printed nothing",
                    re.MULTILINE)
 """ga's own result text: a block that copies it back (a small model imitating the conversation) runs nothing."""
@@ -119,18 +121,17 @@ class TextActions:
             return {"role": "assistant", "content": "\n\n".join(filter(None, [message.get("content"), *blocks]))}
         if role == "tool":
             note = self.notes.get(message.get("tool_call_id", ""), "")
-            return {"role": "user", "content": "\n".join(filter(None, [note, f"Output:\n{message['content']}"]))}
+            after = READ_IT if _PAGE_END.search(message["content"]) else ""  # else a 1.5B model scanned it again
+            return {"role": "user", "content": "\n".join(filter(None, [note, f"Output:\n{message['content']}", after]))}
         return message
 
 
 def _call(body: str, kind: str, known: set[str]) -> tuple[ToolCall, str]:
-    """A block as its call: code_run, or web_scan for a block that starts with `web_scan URL` (what follows it, a pipe
-    or a script, cannot run on a tool's text: the model is told so), and the note its result gets."""
+    """A block as its call (web_scan for a block that starts with `web_scan URL`), and the note its result gets."""
     code = "\n".join(line for line in body.splitlines() if line.strip() and not line.lstrip().startswith("#"))
     if kind == "bash" and "web_scan" in known and (page := _WEB_SCAN.fullmatch(code.strip())):
-        arguments = json.dumps({"url": page.group(1)})
-        return ToolCall(id="", name="web_scan", arguments=arguments), PAGE_ONLY.format(url=page.group(1)) * bool(
-            page.group(2).strip())
+        call = ToolCall(id="", name="web_scan", arguments=json.dumps({"url": page.group(1)}))
+        return call, PAGE_ONLY.format(url=page.group(1)) if page.group(2).strip() else ""  # a pipe cannot run on it
     return ToolCall(id="", name="code_run", arguments=json.dumps({"script": body, "type": kind})), ""
 
 

@@ -95,6 +95,6 @@ def test_the_text_format_reads_a_page_with_a_block_of_one_web_scan_line(tmp_path
     assert "web_scan URL" in first["messages"][0]["content"] and not first.get("tools")
     assert second["messages"][-2]["content"] == f"```bash\nweb_scan {site}/login.html\n```"
     page = second["messages"][-1]["content"]
-    assert "Sign in to Acme" in page and "SECRET-TOKEN" not in page
+    assert "Sign in to Acme" in page and "SECRET-TOKEN" not in page and page.endswith("reply without a block.)")
     assert third["messages"][-1]["content"].startswith(f"(Only `web_scan {site}/login.html` ran: a script cannot pipe")
     assert "Sign in to Acme" in third["messages"][-1]["content"]
