@@ -4,8 +4,7 @@ GA_HOME/policy.json (deny by default), e.g. `{"allow_rules": ["git-push-force"],
 --hard*"]}`: rule ids as refusals print them, and globs (fnmatch) matched against each simple command that needs
 approval, never the whole script. A script runs when each of its dangerous findings is allowed; the catastrophic tier
 never is. The file is a protected path; a change to it while a run goes on waits for the next run (the run keeps the
-policy it read before its first script, saved with the run so a resume keeps it too).
-"""
+policy it read before its first script, saved with the run so a resume keeps it too)."""
 
 from __future__ import annotations
 

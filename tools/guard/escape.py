@@ -2,8 +2,7 @@
 
 The reason is read from the model's program's output, so it is asked only when what it says is true of the sandbox:
 no network; a path read-only or missing inside (sandbox.writable_inside) that the user may write, or that exists, on
-the host. The question says so, and shows the workspace scripts the command runs that the run wrote.
-"""
+the host. The question says so, and shows the workspace scripts the command runs that the run wrote."""
 
 from __future__ import annotations
 

@@ -7,8 +7,7 @@ take for a repository (HEAD beside objects/ and refs/) and git config in HOME is
 repositories this run created; after it, in every repository not mounted read-only, hooks are moved aside and config
 keys outside a short list of harmless ones are removed (the original kept as `config.disabled-by-ga`), following a
 `.git` file or `commondir` within the writable folders. A new `.gitmodules` is left alone (git takes only URLs and
-paths from it since 2.24).
-"""
+paths from it since 2.24)."""
 
 from __future__ import annotations
 

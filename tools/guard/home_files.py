@@ -4,8 +4,7 @@ Shells, desktops and programs read HOME's dotfiles and dot-folders (.bashrc, .pr
 pip.conf...) and ~/bin later, outside any sandbox. So before a command each that exists is mounted read-only (a
 symlinked one: its target, when a folder code may write holds it), except inside an --allow-path folder; after it, a
 dot-entry or ~/bin it created at HOME's top, and a symlinked one it replaced, are moved aside as NAME.disabled-by-ga
-(the link put back), and the result says so. Credential stores and histories are hidden outright (sandbox.py).
-"""
+(the link put back), and the result says so. Credential stores and histories are hidden outright (sandbox.py)."""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@
 Bash is read with tree-sitter-bash: each simple command that would run (in lists, pipelines, loops, functions, `$(...)`,
 `sh -c '...'`), its words as bash makes them (`\\rm`, `r''m`, `"rm"`, `command rm`, `env rm`, `sudo rm` read `rm`), is
 held against rules.py; Python is read for its literal forms (python_forms.py). What only run time knows passes, and so
-do `eval`, base64, `$IFS`, indirection through variables and other interpreters' one-liners: the sandbox's job.
-"""
+do `eval`, base64, `$IFS`, indirection through variables and other interpreters' one-liners: the sandbox's job."""
 
 from __future__ import annotations
 
@@ -198,6 +197,13 @@ class Scan:
         if op in _WRITES and target is not None:
             self.command = text(node.parent)[:200]
             check_write(self, self.word(target))
+            if op in (">", ">|", "&>") and (body := node.parent.child_by_field_name("body")) is not None:  # SC2094
+                argvs = [peel(self._words(s))[0] for s in (body.named_children if body.type == "pipeline" else [body])]
+                read = {self.places.locate(w) for a in argvs if a and a[0] not in ("echo", "printf") for w in a[1:]}
+                if (found := self.places.locate(self.word(target))) in read and found and found[0].is_file() \
+                        and found[0].stat().st_size:
+                    self.flag(ASK, "clobber", f"`{self.command}` would empty {found[0].name} before reading it (the "
+                              f"shell opens the output first): write to another file, then mv it over {found[0].name}")
 
     def _pipeline(self, node: Node) -> None:
         """`curl ... | sh`: a shell or Python fed what a downloader prints."""

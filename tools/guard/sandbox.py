@@ -7,8 +7,7 @@ private and bounded; credential stores and shell histories hidden; GA_HOME absen
 namespace; no network unless GA_SANDBOX_NET=1; limits from sandbox_limits.py. In plan mode the writable folders are
 read-only too and there is no network. Root inside keeps uid 0 but no capability. Where this cannot be set up
 (sandbox_probe.py), code_run refuses to run. Here: the Layout, the bwrap command line (wrap), and what code inside
-may see or write of the host (shown_inside, writable_inside).
-"""
+may see or write of the host (shown_inside, writable_inside)."""
 
 from __future__ import annotations
 

@@ -8,8 +8,7 @@ socket (the folder is bound in read-only: connecting needs no write). Only the p
 host's loopback, only while the run lasts (its box: tools/process/box.py); plan mode forwards none.
 
 Both sides are one standard-library program (FORWARDER), run with `python -I -S -c`: inside the sandbox ga's own
-files may not be visible, only the interpreter.
-"""
+files may not be visible, only the interpreter."""
 
 from __future__ import annotations
 

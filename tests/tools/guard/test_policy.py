@@ -12,6 +12,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from tests.tools.code_runs import dispatch
 from tools.guard.policy import ALLOW, ASK, REFUSE, check_script
 
 HOME = Path("/home/alice")
@@ -71,3 +72,20 @@ def test_a_character_tree_sitter_bash_trips_on_does_not_crash_the_run():
                               timeout=120, check=False)
         assert done.returncode == 0, done.stderr[-800:]
     assert decide("rm -rf {\U000d34c5,~} ~").rule == "rm-home"
+
+
+def test_a_command_that_would_empty_the_file_it_reads_is_asked_and_unattended_the_file_kept(make_ctx):
+    # `cat todo.txt | sed ... > todo.txt`: the shell empties todo.txt before cat reads it (a 1.5B model's append)
+    ctx = make_ctx()
+    (ctx.workspace / "todo.txt").write_text("buy milk\ncall the bank\n")
+    for script in ("cat todo.txt | sed -i '$a DONE' > todo.txt", "awk '{print}' ./todo.txt > todo.txt",
+                   "sort -u todo.txt > todo.txt && echo sorted"):
+        result = dispatch(ctx, script=script, type="bash")
+        assert result.is_error and "would empty todo.txt before reading it" in result.content, result.content
+        assert "rule: clobber; needs approval" in result.content
+        assert "then mv it over todo.txt" in result.content and "sorted" not in result.content
+        assert (ctx.workspace / "todo.txt").read_text() == "buy milk\ncall the bank\n"
+    (ctx.workspace / "empty.txt").write_text("")
+    for fine in ("sort todo.txt > sorted.txt", "sed 's/milk/tea/' todo.txt >> todo.txt", "echo todo.txt > todo.txt",
+                 "sort empty.txt > empty.txt", "sort todo.txt > t.new && mv t.new todo.txt"):
+        assert "would empty" not in dispatch(ctx, script=fine, type="bash").content, fine
