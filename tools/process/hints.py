@@ -17,6 +17,7 @@ PIP_NAMES = dict(re.findall(r"(\S+)=(\S+)", (
     "psycopg2=psycopg2-binary win32api=pywin32 wx=wxpython telegram=python-telegram-bot slugify=python-slugify "
     "multipart=python-multipart jose=python-jose ldap=python-ldap Bio=biopython")))
 """Import names whose pip package is named otherwise."""
+SHELL_BUILTINS = frozenset({"cd", "export", "source", "set", "unset", "alias", "exec", "ulimit", "umask"})
 _MISSING_MODULE = re.compile(r"No module named '([\w.]+)'")
 _NOT_FOUND = re.compile(r"^(?:.*?: )?(?:line \d+: )?([^\s:]+): (?:command )?not found$", re.MULTILINE)
 _TEXT_WORD = re.compile(r"[-*+>|]+|#+|\d+[.)]|\w+:")
@@ -29,6 +30,8 @@ _IN_SHELL = {name: f"`{name}` is a tool, not a shell command: a script cannot ca
 """ga's tools written as shell commands (a small model in the text format, which has only the shell)."""
 _PY_SYNTAX = re.compile(r'File "[^"]*", line (\d+)\n(?:.*\n){0,3}?(SyntaxError|IndentationError|TabError): (.*)')
 _SH_SYNTAX = re.compile(r"line (\d+): (syntax error.*)")
+_CODE = frozenset({".py", ".sh", ".bash", ".js", ".mjs", ".ts", ".rb", ".pl", ".php", ".lua", ".r", ".awk", ".sed"})
+"""A missing file of these is a program to write; of any other (an input, a page) no content is suggested."""
 _PORT_IN_USE = re.compile(r"address already in use|EADDRINUSE|port is already allocated|already in use", re.I)
 _PORT = re.compile(r"(?:port\s*[=:]?\s*|:)(\d{2,5})\b", re.I)
 _MISSING_FILE = re.compile(r"""(?:['"`]([^'"`\n]+)['"`]|(?:^|(?<=\s))([^\s'"`:]+)): (?:\[Errno 2\] )?No such file or """
@@ -97,13 +100,12 @@ def _command_not_found(output: str, exit_code: int | None) -> str:
 
 
 def _missing_file(output: str, cwd: Path, in_workspace: bool) -> str:
-    """A file the script used, missing from the folder it ran in (not under a file: `cat a.txt/x`): a small model runs
-    the script the task asks for before writing it, or reads a file not made yet, again and again."""
+    """A file the script used, missing where it ran (not `cat a.txt/x`): a small model runs scripts not yet written."""
     names = [next(filter(None, m.groups())) for m in _MISSING_FILE.finditer(output)]
     lines = [n for n in names if ":" in n and (cwd / n.partition(":")[0]).is_file()]  # grep | xargs cp: FILE:LINE
     grep = (f"`{lines[0]}` is no file name: it is `{lines[0].partition(':')[0]}`, a colon and a line of it, as grep "
             "prints a match; `grep -l` prints only the names of the files that match. ") if lines else ""
-    missing = [(w, p) for w in names if w not in lines
+    missing = [(w, p) for w in names if w not in lines and not re.search(r"[*?[]", w)  # `mv *.log x/`: none
                if (p := (cwd / w).resolve()).is_relative_to(cwd) and not (p == cwd or p.exists() or p.parent.is_file())]
     if not missing:
         return grep.strip()
@@ -112,14 +114,11 @@ def _missing_file(output: str, cwd: Path, in_workspace: bool) -> str:
         folder = (path if written.endswith("/") else path.parent).relative_to(cwd)
         said = f"the folder `{folder}` does not exist in {where}. If it is one to make, create it: mkdir -p {folder}"
     else:
-        held, name = sorted(p.name for p in path.parent.iterdir() if p.name[0] != ".")[:9], path.relative_to(cwd)
+        held, name = sorted(p.name for p in path.parent.iterdir() if p.name[0] != "."), path.relative_to(cwd)
         shown = f" (it holds: {', '.join(held[:8])}{', ...' * (len(held) > 8)})" * bool(held)
-        said = (f"`{name}` does not exist in {where}{shown}. If it is a file to make, write it first: cat > {name} "
-                "<<'EOF' (its whole content) EOF.")
+        write = f" If it is a program to write, write it first: cat > {name} <<'EOF' (its code) EOF."
+        said = f"`{name}` does not exist in {where}{shown}.{write * (path.suffix.lower() in _CODE)}"
     return grep + (said[0].upper() + said[1:] if grep else said)
-
-
-SHELL_BUILTINS = frozenset({"cd", "export", "source", "set", "unset", "alias", "exec", "ulimit", "umask"})
 
 
 def shell_command(script: object) -> bool:

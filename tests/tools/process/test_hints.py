@@ -84,9 +84,14 @@ def test_a_missing_file_in_the_workspace_is_named_with_what_the_workspace_holds(
     ctx = make_ctx()
     (ctx.workspace / "list.txt").write_text("first\nsecond\n")
     content = run(ctx, "python3 reverse.py list.txt", type="bash").content
-    assert ("hint: `reverse.py` does not exist in the workspace (it holds: list.txt). If it is a file to make, write "
-            "it first: cat > reverse.py <<'EOF'") in content
-    assert "`lst.txt` does not exist in the workspace" in run(ctx, "open('lst.txt').read()").content  # Python's
+    assert ("hint: `reverse.py` does not exist in the workspace (it holds: list.txt). If it is a program to write, "
+            "write it first: cat > reverse.py <<'EOF'") in content
+    python = run(ctx, "open('lst.txt').read()").content  # Python's; an input, not a program: nothing to make up
+    assert "`lst.txt` does not exist in the workspace (it holds: list.txt)." in python and "write it" not in python
+    # a page the task names by its URL, read as a file: the hint never invites making its content up
+    assert "write it" not in run(ctx, "cat team.html | grep Lead > lead.txt", type="bash").content
+    # a glob that matched nothing (the files were moved already) is no file to write
+    assert "hint" not in run(ctx, "mkdir -p logs; mv *.log logs/; echo moved", type="bash").content
     assert "If it is one to make, create it: mkdir -p out" in run(ctx, "echo 1 > out/n.txt", type="bash").content
     assert "the folder `urgent` does not exist" in run(ctx, "ls urgent/", type="bash").content
     # a loop's failures hidden by a last command that succeeded (exit 0): `cp f urgent/` into no folder
