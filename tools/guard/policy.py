@@ -200,8 +200,7 @@ class Scan:
             if op in (">", ">|", "&>") and (body := node.parent.child_by_field_name("body")) is not None:  # SC2094
                 argvs = [peel(self._words(s))[0] for s in (body.named_children if body.type == "pipeline" else [body])]
                 read = {self.places.locate(w) for a in argvs if a and a[0] not in ("echo", "printf") for w in a[1:]}
-                if (found := self.places.locate(self.word(target))) in read and found and found[0].is_file() \
-                        and found[0].stat().st_size:
+                if (found := self.places.locate(self.word(target))) in read and found and not found[0].is_dir():
                     self.flag(ASK, "clobber", f"`{self.command}` would empty {found[0].name} before reading it (the "
                               f"shell opens the output first): write to another file, then mv it over {found[0].name}")
 
