@@ -201,7 +201,7 @@ def test_the_same_page_again_is_the_same_result_whatever_its_framing_nonce(setti
     # web_scan frames each page with a new nonce: a model scanning one page over and over made no progress either
     scan = {"tool_calls": [tool_call("code_run", type="python", script=(
         "import secrets\nprint(f'[page content {secrets.token_hex(2)} of t1: text]\\nBlue Widget $18.75')"))]}
-    outcome, model, run, _ = start(settings, [scan] * 5, extra=[code_run.SPEC])
+    outcome, model, _, _ = start(settings, [scan] * 5, extra=[code_run.SPEC])
     assert (outcome.status, outcome.exit_code) == ("paused", 3) and "same result 5 times" in outcome.answer
     assert "no progress" in results(model.requests[3])[-1]
 
