@@ -23,7 +23,6 @@ MORE_BLOCKS = "(Your reply had {n} code blocks; only the first ran. Write one bl
 PAGE_ONLY = "(Only `web_scan {url}` ran: a script cannot pipe, redirect or use a tool's text. The page's text:)"
 READ_IT = ("(The page's text is for you to read: a script cannot read it. Take what the task needs from it yourself: "
            "to write a value into a file, echo 'VALUE' > FILE; to answer, reply without a block.)")
-_PAGE_END = re.compile(r"^\[end of page content [0-9a-f]{4}\]", re.MULTILINE)  # web_scan's result: READ_IT follows
 _BLOCK = re.compile(r"```([\w+-]*)[ \t]*\n(.*?)```", re.DOTALL)
 """A closed block: a fence left open in a reply not cut holds prose (a small model's answer), never a command."""
 _ECHO = re.compile(r"\[exit code -?\d+ · |\[killed after |^\s*(?:# )?Output:?\s*$|^note: it printed nothing",
@@ -70,7 +69,8 @@ class TextActions:
                  *, deadline: float | None = None) -> Reply:
         known = {t["function"]["name"] for t in tools if "function" in t}
         self._place_note(messages)
-        sent = [self._render(m, first=i == 0) for i, m in enumerate(messages)]
+        pages = {c["id"] for m in messages for c in m.get("tool_calls") or [] if c["function"]["name"] == "web_scan"}
+        sent = [self._render(m, first=i == 0, pages=pages) for i, m in enumerate(messages)]
         reply = self.model.complete(sent, [], on_text, deadline=deadline)
         if tools and not reply.tool_calls and reply.finish_reason not in ("length", "content_filter", "repetition"):
             acted = any(m["role"] == "assistant" and m.get("tool_calls") for m in messages)
@@ -112,7 +112,7 @@ class TextActions:
                 break
         self.pending = None
 
-    def _render(self, message: dict, *, first: bool) -> dict:
+    def _render(self, message: dict, *, first: bool, pages: set[str]) -> dict:
         role = message["role"]
         if role == "system" and first:
             return {"role": "system", "content": f"{message['content']}\n\n{FORMAT}"}
@@ -121,7 +121,7 @@ class TextActions:
             return {"role": "assistant", "content": "\n\n".join(filter(None, [message.get("content"), *blocks]))}
         if role == "tool":
             note = self.notes.get(message.get("tool_call_id", ""), "")
-            after = READ_IT if _PAGE_END.search(message["content"]) else ""  # else a 1.5B model scanned it again
+            after = READ_IT if message.get("tool_call_id") in pages else ""  # else a 1.5B model scanned it again
             return {"role": "user", "content": "\n".join(filter(None, [note, f"Output:\n{message['content']}", after]))}
         return message
 

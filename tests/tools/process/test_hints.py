@@ -88,6 +88,7 @@ def test_a_missing_file_in_the_workspace_is_named_with_what_the_workspace_holds(
             "write it first: cat > reverse.py <<'EOF'") in content
     python = run(ctx, "open('lst.txt').read()").content  # Python's; an input, not a program: nothing to make up
     assert "`lst.txt` does not exist in the workspace (it holds: list.txt)." in python and "write it" not in python
+    assert "`my notes.txt` does not exist" in run(ctx, "cat 'my notes.txt'", type="bash").content  # a quoted name whole
     # a page the task names by its URL, read as a file: the hint never invites making its content up
     assert "write it" not in run(ctx, "cat team.html | grep Lead > lead.txt", type="bash").content
     # a glob that matched nothing (the files were moved already) is no file to write
