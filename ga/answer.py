@@ -13,8 +13,8 @@ from ga.tooling.effects import changed_since, unwritten
 
 CLAIMED = ("Your answer says the work is done (\"{word}\"), but this run has changed no file in the workspace: "
            "nothing was written. Make the change with a tool now, or answer with what is actually true.")
-UNWRITTEN = ("Before you finish: the task names a file to write, but {files}. If the task asks for it, write it now "
-             "with a tool; otherwise give your final answer again.")
+UNWRITTEN = ("Before you finish: the task names a file to write, but {files}. If the task asks for it, write or fix it "
+             "now with a tool; otherwise give your final answer again.")
 
 
 class FalseClaim(AgentStop):

@@ -5,8 +5,7 @@ limits), in the workspace, but with no workspace module standing in for the tool
 path, the workspace last on sys.path: ga/tooling/boundary/check_env.py); the files made or changed during the run
 that the check imported or read are listed in its result. Exit 0 ends the run done and verified. Otherwise its output
 goes back to the model as a failed step and the run goes on; check failures count in the escalation like any failure,
-so the same failure again moves to stage 2, then to stage 3's question to the human (autonomous: the run pauses).
-"""
+so the same failure again moves to stage 2, then to stage 3's question to the human (autonomous: the run pauses)."""
 
 from __future__ import annotations
 

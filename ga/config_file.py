@@ -1,26 +1,13 @@
 """GA_HOME/config.toml: the model endpoint kept in a file, with named profiles, and where each setting comes from.
+Its format and the precedence of flags, profile, environment and file: docs/configuration.md.
 
-    base_url = "http://localhost:8080/v1"      # the top level: used when nothing else says
-    model = "qwen2.5-coder"
-    api_key_env = "LLAMA_KEY"                   # or api_key = "..." (the file must then be private: 0600)
-
-    [profiles.openai]                           # chosen with --profile openai; fills in from the top level
-    base_url = "https://api.openai.com/v1"
-    model = "gpt-4.1"
-    api_key_env = "OPENAI_API_KEY"
-
-Precedence, highest first: flags (--model), the profile chosen with --profile (or the one a resumed run was started
-with), the environment (OPENAI_BASE_URL, GA_MODEL, OPENAI_API_KEY), the endpoint a resumed run remembers, the
-file's top level. A key goes with the endpoint it was configured for: a table's api_key / api_key_env is sent only
-to that table's base_url (a profile without one: the top level's; a table with none at all: OpenAI's, as a key
-alone means to the openai SDK), so `OPENAI_BASE_URL=… ga` never sends the file's key elsewhere; `config set api_key`
-writes the base_url it is for. OPENAI_API_KEY serves any endpoint the file gives no key for. A key alone, with no
-base URL anywhere, means OpenAI's endpoint (and DEFAULT_MODEL when no model is named); a server on this machine
-(localhost, 127.0.0.0/8, ::1: llama.cpp, Ollama, vLLM) needs no key.
-
-The file is read only when it is a regular file of the user's own, not a symbolic link, and no one else may write it
-(nor read it, when it holds a key): whoever can change it decides where the key goes.
-"""
+A key goes with the endpoint it was configured for: a table's api_key / api_key_env is sent only to that table's
+base_url (a profile without one: the top level's; a table with none at all: OpenAI's, as a key alone means to the
+openai SDK), so `OPENAI_BASE_URL=… ga` never sends the file's key elsewhere; `config set api_key` writes the base_url
+it is for. OPENAI_API_KEY serves any endpoint the file gives no key for. A server on this machine (localhost,
+127.0.0.0/8, ::1) needs no key. The file is read only when it is a regular file of the user's own, not a symbolic
+link, and no one else may write it (nor read it, when it holds a key): whoever can change it decides where the key
+goes."""
 
 from __future__ import annotations
 

@@ -5,8 +5,7 @@ dropped connection; a timeout) with jittered backoff. Around each attempt the ho
 (GA_REQUEST_TIMEOUT) and for the run (--max-time), both total, since the HTTP library's timeouts are per read and a
 server sending a keep-alive every 2 s never trips them; a size cap on every body; no retry of an answer that shows
 the server is no OpenAI-compatible API, of a wait that would end after the run's deadline, or of a first contact
-that reached nothing after a few tries; and a notice for every retry.
-"""
+that reached nothing after a few tries; and a notice for every retry."""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@
 A reasoning model's thinking is set apart from its reply: servers with a reasoning parser send it in its own field
 (`reasoning_content`: DeepSeek, vLLM, llama.cpp; `reasoning`: OpenRouter); one without leaves it in the text as
 `<think>…</think>` (Qwen3, DeepSeek-R1 distills), sometimes without the opening tag, which the chat template already
-wrote. It is kept in the trajectory and out of everything else (the answer, the history, the text-call parse, SOPs).
-"""
+wrote. It is kept in the trajectory and out of everything else (the answer, the history, the text-call parse, SOPs)."""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@
 Small and local models often write a call as text instead of a native call: a fenced ```json block holding
 {"name": ..., "arguments": ...}, <tool_call>...</tool_call> tags (Hermes, Qwen), <function=NAME>{...}</function>
 (Llama 3.1), a bare JSON object, or a list of them. A reply with no native calls whose whole text is such calls
-to known tools is run as those calls; any other text around them means it was not meant as a call.
-"""
+to known tools is run as those calls; any other text around them means it was not meant as a call."""
 
 from __future__ import annotations
 

@@ -5,9 +5,12 @@ a run starts and again when it answers, so an answer that claims a change the wo
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 from pathlib import Path
+
+import tomllib
 
 SKIPPED = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache",
                      ".pytest_cache", ".ruff_cache", ".tox"})
@@ -19,8 +22,7 @@ _TO = re.compile(r"\b(?:into|to|in|as|named|called|file|script|program|module|cr
                  r"produce|new)\W*$", re.IGNORECASE)
 """The word before a file name that the task asks to be written ("into `port.txt`", "a script `reverse.py`")."""
 _DOMAINS = frozenset({"com", "org", "net", "io", "ai", "dev", "gov", "edu", "co", "uk", "de", "fr", "cn", "app"})
-MAX_ENTRIES = 20_000
-"""Past this many entries the workspace (a HOME, a monorepo) is not fingerprinted: nothing is judged."""
+MAX_ENTRIES = 20_000  # past this many entries (a HOME, a monorepo) nothing is fingerprinted, nothing judged
 
 
 def fingerprint(root: Path) -> str | None:
@@ -68,9 +70,24 @@ def named_outputs(task: str, root: Path) -> list[str]:
 
 
 def unwritten(names: list[str], root: Path) -> list[str]:
-    """Of `names`, those still missing or empty: "`port.txt` does not exist", "`price.txt` is empty"."""
-    gone = [f"`{n}` does not exist" for n in names if not (root / n).exists()]
-    return gone + [f"`{n}` is empty" for n in names if (root / n).is_file() and not (root / n).stat().st_size]
+    """Of `names`, those still missing, empty or not parsing as their kind: "`port.txt` does not exist", "`price.txt`
+    is empty", "`people.json` is not valid JSON: Extra data: line 2 column 1 (char 27)"."""
+    return [f"`{n}` {why}" for n in names for why in [_unparsed(root / n)] if why]
+
+
+def _unparsed(path: Path) -> str:
+    """Why a file is missing, holds nothing, or not what its suffix says (JSON, TOML, Python); "" when it is fine."""
+    if not path.is_file():
+        return "" if path.exists() else "does not exist"
+    text = path.read_text(encoding="utf-8", errors="replace") if path.stat().st_size < 1_000_000 else "(large)"
+    if not text.strip():
+        return "holds only blank space" if text else "is empty"
+    try:  # JSONDecodeError and TOMLDecodeError are ValueErrors
+        {".json": json.loads, ".toml": tomllib.loads, ".py": lambda t: compile(t, path.name, "exec")}.get(
+            path.suffix.lower(), str)(text)
+    except (ValueError, SyntaxError) as e:
+        return f"is not valid {path.suffix[1:].upper().replace('PY', 'Python')}: {e}"
+    return ""
 
 
 NOT_RUN = ("[not run: this exact script already ran successfully (call {call}) and wrote {files}; nothing in the "

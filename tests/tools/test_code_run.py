@@ -165,3 +165,6 @@ def test_a_script_that_worked_is_not_run_again_over_an_unchanged_workspace(make_
     assert (workspace / "todo.txt").read_text() == "new list\nDONE\n"
     printing = "cat todo.txt"  # a script that writes nothing is never held back
     assert all("new list" in run(ctx, printing, type="bash").content for _ in range(2))
+    failing = "for f in a b; do cat $f.json >> names.txt; done; echo listed"  # cat fails; the echo exits 0
+    assert all("No such file or directory" in run(ctx, failing, type="bash").content for _ in range(2))
+    assert "listed" in run(ctx, failing, type="bash").content  # it printed errors: no success to hold back

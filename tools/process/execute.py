@@ -7,6 +7,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import sys
 import tempfile
 import time
@@ -25,13 +26,13 @@ TAIL_CHARS = 50_000
 TAIL_LINES = 2_000
 INLINE_LIMIT = 100_000
 """Bash scripts up to this size run as `bash -c SCRIPT` (one argument may hold 128 KiB)."""
-SCRIPT_NAME = "<script>"
-"""How a traceback names the temporary file a script ran from."""
+SCRIPT_NAME = "<script>"  # how a traceback names the temporary file a script ran from
 PLAN_NOTE = "[plan mode: ran in the sandbox with the workspace read-only and no network; nothing was changed]"
-RESERVED_CHARS = 600
-"""Room kept in the budget for the status line and the truncation header."""
+RESERVED_CHARS = 600  # room kept in the budget for the status line and the truncation header
 REPEATS = "code_run_repeats"
 """The run's state: for each script that succeeded and wrote files, the workspace's fingerprint after it."""
+_ERRORS = re.compile(r"^(?:[\w./-]+: )+(?:line \d+: )?.*\berror\b|^Traceback \(most recent call last\)|^\w+Error: |"
+                     r"No such file or directory$|command not found$", re.M | re.I)  # a failure though it exited 0
 
 
 def run(args: dict, ctx: ToolContext) -> ToolResult:
@@ -58,8 +59,8 @@ def _repeated(args: dict, ctx: ToolContext) -> str:
 
 def _remember(args: dict, ctx: ToolContext, result: ToolResult) -> None:
     files = result.details.pop("wrote", None)
-    if result.is_error or not files or ctx.settings.mode == "plan":
-        return
+    if result.is_error or not files or ctx.settings.mode == "plan" or _ERRORS.search(result.content):
+        return  # a script whose output says it failed somewhere did not work: sent again, it runs again
     if (now := effects.fingerprint(ctx.settings.workdir)) is not None:
         ctx.state.setdefault(REPEATS, {})[_key(args, ctx)] = {"fingerprint": now, "files": files,
                                                                "call": ctx.call_id or "earlier"}

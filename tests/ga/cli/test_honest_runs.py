@@ -249,6 +249,19 @@ def test_an_answer_while_a_file_the_task_names_is_missing_or_empty_is_doubted_on
     assert [e["files"] for e in events(only_run(home), "nudge")] == [["`port.txt` does not exist"]]
 
 
+def test_an_answer_over_a_named_json_file_that_does_not_parse_is_doubted_with_the_parse_error(home, workspace):
+    done = {"content": "Converted: people.json is written."}
+    steps = [bash("""printf '{"name": "Ann"}\\n{"name": "Ben"}\\n' > people.json"""), done,
+             bash("""printf '[{"name": "Ann"}, {"name": "Ben"}]\\n' > people.json"""), done]
+    with ScriptedServer(steps) as server:
+        proc = ga(["Convert names.csv into `people.json`, a JSON list", "--json"], server, home, workspace)
+        server.assert_complete()
+    out = json.loads(proc.stdout)
+    assert (proc.returncode, out["status"]) == (0, "done"), proc.stderr
+    assert "`people.json` is not valid JSON: Extra data: line 2 column 1" in last_user(server.requests[2])
+    assert json.loads((workspace / "people.json").read_text()) == [{"name": "Ann"}, {"name": "Ben"}]
+
+
 def test_an_answer_that_only_asks_back_pauses_and_an_answer_continues_it(home, workspace):
     steps = [{"content": "I need more information. Could you please provide the file name?"}]
     with ScriptedServer(steps) as server:
