@@ -12,13 +12,14 @@ from collections.abc import Callable
 
 from ga.model.text_calls import text_calls
 from ga.protocols import Model, Reply, ToolCall
+from ga.tooling.deferral import URL
 
 FORMAT = ("Act by replying with exactly one ```bash code block: it runs in the workspace, and its output comes back "
           "to you. Read files with cat, write them with shell (printf, a heredoc: cat > FILE <<'EOF' ... EOF) or "
-          "python3 - <<'EOF' ... EOF, edit them with sed -i or python. Read a web page with a block of one line: "
-          "web_scan URL (its text comes back). Check your result before you finish. When the task is done, reply "
-          "without a code block: say what you did and the result.")
-"""The system section of this format (the tool schemas are not sent)."""
+          "python3 - <<'EOF' ... EOF, edit them with sed -i or python.{web} Check your result before you finish. "
+          "When the task is done, reply without a code block: say what you did and the result.")
+"""The system section of this format (no tool schemas are sent); WEB joins it once a message holds a URL."""
+WEB = " Read a web page with a block of one line: web_scan URL (its text comes back)."
 MORE_BLOCKS = "(Your reply had {n} code blocks; only the first ran. Write one block per reply.)"
 PAGE_ONLY = "(Only `web_scan {url}` ran: a script cannot pipe, redirect or use a tool's text. The page's text:)"
 READ_IT = ("(The page's text is for you to read: a script cannot read it. Take what the task needs from it yourself: "
@@ -33,11 +34,9 @@ _SENTENCE = re.compile(r"[A-Z][\w'’-]*(?: [\w'’,().:/-]+){2,}[.!]")
 _BUILTINS = frozenset({"alias", "bg", "break", "cd", "continue", "echo", "eval", "exec", "exit", "export", "false",
                        "fg", "hash", "help", "history", "jobs", "kill", "logout", "printf", "pwd", "read", "return",
                        "set", "shift", "source", "test", "times", "trap", "true", "type", "ulimit", "umask", "unset",
-                       "wait"})
-"""Bash builtins a one-word script may run."""
+                       "wait"})  # bash builtins a one-word script may run
 _SHELLS = {"", "bash", "sh", "shell", "console", "zsh"}
-_WEB_SCAN = re.compile(r"web_scan\s+['\"]?(https?://[^\s'\"]+)['\"]?(.*)", re.DOTALL)
-"""A block that starts with this line is the web_scan tool: the sandbox's shell has no network (and no browser)."""
+_WEB_SCAN = re.compile(r"web_scan\s+['\"]?(https?://[^\s'\"]+)['\"]?(.*)", re.DOTALL)  # a block that is web_scan
 _PYTHONS = {"python", "python3", "py"}
 
 
@@ -70,7 +69,8 @@ class TextActions:
         known = {t["function"]["name"] for t in tools if "function" in t}
         self._place_note(messages)
         pages = {c["id"] for m in messages for c in m.get("tool_calls") or [] if c["function"]["name"] == "web_scan"}
-        sent = [self._render(m, first=i == 0, pages=pages) for i, m in enumerate(messages)]
+        web = WEB * any(URL.search(str(m.get("content"))) for m in messages if m["role"] in ("user", "tool"))
+        sent = [self._render(m, first=i == 0, pages=pages, web=web) for i, m in enumerate(messages)]
         reply = self.model.complete(sent, [], on_text, deadline=deadline)
         if tools and not reply.tool_calls and reply.finish_reason not in ("length", "content_filter", "repetition"):
             acted = any(m["role"] == "assistant" and m.get("tool_calls") for m in messages)
@@ -112,10 +112,10 @@ class TextActions:
                 break
         self.pending = None
 
-    def _render(self, message: dict, *, first: bool, pages: set[str]) -> dict:
+    def _render(self, message: dict, *, first: bool, pages: set[str], web: str) -> dict:
         role = message["role"]
         if role == "system" and first:
-            return {"role": "system", "content": f"{message['content']}\n\n{FORMAT}"}
+            return {"role": "system", "content": f"{message['content']}\n\n{FORMAT.format(web=web)}"}
         if role == "assistant" and message.get("tool_calls"):
             blocks = [_as_block(c["function"]["name"], c["function"]["arguments"]) for c in message["tool_calls"]]
             return {"role": "assistant", "content": "\n\n".join(filter(None, [message.get("content"), *blocks]))}
