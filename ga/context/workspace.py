@@ -8,8 +8,7 @@ import os
 from pathlib import Path
 
 SKIPPED = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".pytest_cache"})
-MAX_FILES = 12
-"""More files than this: their names only (a large project is explored with tools, not shown)."""
+MAX_FILES = 12  # more files than this: their names only (a large project is explored with tools, not shown)
 HEAD_LINES = 3
 READ_BYTES = 2048
 LINE_CHARS = 100
@@ -60,4 +59,13 @@ def _describe(root: Path, path: Path) -> str:
     n = len(lines)
     count = (f"{n} line{'s' * (n != 1)}" if size <= READ_BYTES else f"{size:,} bytes")
     shown = " | ".join(lines[:HEAD_LINES]) + (" | …" if n > HEAD_LINES or size > READ_BYTES else "")
-    return f"- {name} ({count}): {shown or '(empty)'}"
+    return f"- {name} ({count}{_columns(path, lines[0] if lines else '')}): {shown or '(empty)'}"
+
+
+def _columns(path: Path, header: str) -> str:
+    """A CSV's or TSV's header as numbered columns ("; columns $1 name, $2 email"): a small model counts them wrong."""
+    fields = header.split("\t" if path.suffix.lower() == ".tsv" else ",")
+    if path.suffix.lower() not in (".csv", ".tsv") or not 1 < len(fields) <= 20 \
+            or not all(any(map(str.isalpha, f)) for f in fields):  # a header names each column
+        return ""
+    return "; columns " + ", ".join(f"${i} {f.strip()}" for i, f in enumerate(fields, 1))

@@ -6,8 +6,7 @@ check, marked `# ga-schedule:NAME` at its end so that ga reads and edits its own
 
 cron gives the job its own environment, not the shell's: the entry carries GA_HOME and the endpoint and model named
 in this shell (never the key: that is kept in GA_HOME/config.toml). Where `crontab` is missing, the entry is printed
-with a systemd timer that does the same.
-"""
+with a systemd timer that does the same."""
 
 from __future__ import annotations
 

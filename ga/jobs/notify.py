@@ -5,8 +5,7 @@
 
 ga hands the event to a small watchdog process (this file, run as a script) and returns at once, so a notifier
 that fails or hangs never holds up or hurts the run. The watchdog runs COMMAND with /bin/sh, gives it
-GA_NOTIFY_TIMEOUT seconds (default 30), then kills its process group; what went wrong goes to RUN_DIR/notify.log.
-"""
+GA_NOTIFY_TIMEOUT seconds (default 30), then kills its process group; what went wrong goes to RUN_DIR/notify.log."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """The one path every tool call takes.
 
 unknown tool → argument repair → schema validation → permission check → execution → output budget → result.
-Nothing raises out of here except AgentStop (a pause for a human) and KeyboardInterrupt.
-"""
+Nothing raises out of here except AgentStop (a pause for a human) and KeyboardInterrupt."""
 
 from __future__ import annotations
 

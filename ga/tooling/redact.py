@@ -1,8 +1,7 @@
 """Secrets out of text: the values of ga's own secret environment variables, and strings shaped like keys.
 
 A second line of defence: what the model reads, what the trajectory keeps and what memory learns pass
-through `redact`, so a key that reached a tool's output (an env dump, a config file) is not stored or resent.
-"""
+through `redact`, so a key that reached a tool's output (an env dump, a config file) is not stored or resent."""
 
 from __future__ import annotations
 

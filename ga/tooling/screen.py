@@ -1,8 +1,7 @@
 """The one filter for text that reaches the terminal: whatever a model or a tool said is shown, never obeyed.
 
 Model text, tool names, arguments, results and program output all pass through `clean` before they are shown;
-the terminal then prints them as plain rich Text (never as markup), so `[/]` or `:smile:` stay as typed.
-"""
+the terminal then prints them as plain rich Text (never as markup), so `[/]` or `:smile:` stay as typed."""
 
 from __future__ import annotations
 

@@ -5,8 +5,7 @@ view is current (the memory guard rewriting what the model just wrote), notes th
 
 A stamp is the file's mtime and size, and for files up to DIGEST_LIMIT a digest of its content: an edit that keeps
 the size and puts the mtime back (`touch -d`) is still a change. The digest is compared only when mtime and size
-agree, so an unchanged small file costs one read of it, a changed one nothing.
-"""
+agree, so an unchanged small file costs one read of it, a changed one nothing."""
 
 from __future__ import annotations
 

@@ -4,8 +4,7 @@ One estimator for the whole runtime (the context budget, the client's usage fall
 a regex over the pieces a BPE tokenizer splits text into, weighted per kind. Fitted against o200k_base on
 English, code, Chinese, Japanese, Korean, Russian, German, JSON and shell output; on each it lands within 10%
 (tests/ga/tooling/test_tokens.py measures it against bench/harness/meter.py's exact count). Random base64 is the
-known weak spot (about 20% low).
-"""
+known weak spot (about 20% low)."""
 
 from __future__ import annotations
 

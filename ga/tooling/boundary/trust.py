@@ -3,8 +3,7 @@
 state.json lies in GA_HOME, which the file tools refuse and the sandbox does not show: the model cannot rewrite
 `"sandbox": false` there (only code run with --no-sandbox could, and then the sandbox was off already). So a resume
 takes the kept settings (KEPT and the endpoint) as the run recorded them, and only a flag given on the resume
-changes one; what the resume runs with is recorded again.
-"""
+changes one; what the resume runs with is recorded again."""
 
 from __future__ import annotations
 
