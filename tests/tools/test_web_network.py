@@ -166,6 +166,19 @@ def test_a_redirect_to_an_unnamed_local_service_is_blocked_at_the_hop(web, named
     assert "Blocked a request to" in scan(web, tabs_only=True)
 
 
+@needs_chromium
+def test_a_page_opened_with_its_tab_is_guarded_at_every_hop(web, named, unnamed):
+    """A new tab's guard is set up by the context's page event, which Playwright runs on a greenlet of its own:
+    a page opened in the tab at once (a restarted browser reopening its tabs) must wait for it, whatever the
+    timing; under load the first web_scan of a run met the same race (the test above, under pytest -n 4)."""
+    (_, site_url), (server, url) = named, unnamed
+    Run(web.run_dir, {}).append({"type": "message", "message": {"role": "user", "content": f"Also use {site_url}"}})
+    for _ in range(3):
+        get_session(web).call(lambda s: (s.ensure(), s._open(f"{site_url}/redirect?to={url}/secret")))
+    assert server.hits == []
+    assert "Blocked a request to" in scan(web, tabs_only=True)
+
+
 def _public_page(ctx, html: str) -> str:
     """A page of a public host (answered by a route, since this machine has no internet). Chromium's own Local
     Network Access check would refuse its requests to local addresses too: granted here, so ga's rules are seen."""

@@ -121,7 +121,10 @@ def test_plan_mode_navigation_needs_approval_except_to_a_named_host(tmp_path, si
 
 
 @pytest.fixture
-def quick_hangs(monkeypatch):
+def quick_hangs(monkeypatch, web):
+    """Hangs found within seconds; the browser is up first (under pytest -n a test may be its worker's first web test,
+    and its time bound is for the hang, not for starting Chromium)."""
+    get_session(web).call(lambda s: s.ensure())
     monkeypatch.setattr(stuck, "HANG_MS", 2_000)
     monkeypatch.setattr(stuck, "STEP_MS", 1_000)
 
@@ -162,6 +165,8 @@ def test_a_tab_that_hangs_the_browser_is_not_reopened_at_the_same_url(tmp_path, 
         tab = session.current
         with pytest.raises(ToolError, match="did not answer within 3s"):
             session.call(lambda s: s.on_tab(None, lambda t, p: p.evaluate("while (true) {}")), timeout=3)
+        # the abandoned job ends there: it does not restart the browser beside the next call, nor hang it again
+        assert "abandoned" in str(session._stale.exception(30))
         out = scan(ctx, tab=tab)
     finally:
         ctx.close()

@@ -175,7 +175,7 @@ def _on_paused(session: Session, page: Any, cdp: Any, event: dict) -> None:
         reason = session.policy.blocked(url, initiator)
     except Exception:
         log.warning("network rule failed for a paused request", exc_info=True)
-        reason = None
+        reason = "ga's network rule could not judge it"  # closed, not open
     try:
         if reason:
             session.blocked(url, reason)
@@ -197,14 +197,14 @@ def empty_blocked_frames(session: Session, page: Any, note: Callable[[str], None
     """A frame that reached a blocked address anyway (a popup's first redirect) is emptied before it is read."""
     for frame in page.frames:
         try:
-            reason = session.policy.blocked(frame.url)
+            reason = session.policy.blocked(url := frame.url)  # before emptying it: then it is about:blank
             if not reason:
                 continue
             if frame == page.main_frame:
                 page.goto("about:blank")
             else:
                 frame.evaluate("() => { document.documentElement.innerHTML = ''; }")
-            note(f"Emptied a frame that had reached {frame.url[:100]}: {reason}")
+            note(f"Emptied a frame that had reached {url[:100]}: {reason}")
         except Exception:
             log.debug("emptying a frame failed", exc_info=True)
 

@@ -72,6 +72,7 @@ class BrowserSession(tabs.TabKeeping):
         """Tabs opened by pages (popups, target=_blank) since the last report."""
         self.cdp: dict[str, Any] = {}
         """Each tab's own DevTools session: stops scripts that never yield, intercepts local addresses."""
+        self.arming: set[Page] = set()  # pages whose DevTools session is being set up (tabs.watch)
         self.target_ids: dict[str, str] = {}
         self.scripts_off: set[str] = set()
         self.hung_urls: set[str] = set()
@@ -145,6 +146,8 @@ class BrowserSession(tabs.TabKeeping):
         if self.context is not None and not self.dead:
             self.prune()
             return
+        if threading.current_thread() is not self._thread:  # an abandoned job (see _abandon) must not retry
+            raise ToolError("This browser call was abandoned; the next one restarts the browser.")
         self.gone.clear()
         restarting = self.dead
         reopen, current = (dict(self.last_urls) if restarting else {}), self.current

@@ -73,7 +73,7 @@ def unstick(session: Session, tab_id: str, page: Any) -> Any:
         return page
     # its timers start it again: switch its scripts off, then stop the one running
     off = ("Emulation.setScriptExecutionDisabled", {"value": True})
-    if cdp is not None and _send(cdp, [stop, off, stop]) and answers(page, STEP_MS):
+    if cdp is not None and _send(cdp, [off, stop]) and answers(page, STEP_MS):
         session.scripts_off.add(tab_id)
         session.note(f"Tab {tab_id} did not answer (a script that never yields): its scripts kept it busy, so they "
                      "are switched off in this tab (the page is read as it stands, and will not react to clicks "

@@ -22,7 +22,8 @@ T = TypeVar("T")
 
 
 def watch(session: Session, tab_id: str, page: Page) -> None:
-    """Wire a new tab's events to the session, and give it its own DevTools session (stuck.py, network.py)."""
+    """Wire a new tab's events to the session, and give it its own DevTools session (stuck.py, network.py). Setting
+    that up takes round trips, on the greenlet Playwright gives each event listener: TabKeeping.armed waits for it."""
     session.inflight[tab_id] = 0
     page.set_default_timeout(15_000)
     page.on("dialog", lambda dialog: answer_dialog(session, tab_id, dialog))
@@ -33,11 +34,14 @@ def watch(session: Session, tab_id: str, page: Page) -> None:
     page.on("requestfinished", lambda _: _count(session, tab_id, -1))
     page.on("requestfailed", lambda _: _count(session, tab_id, -1))
     try:
+        session.arming.add(page)
         cdp = session.cdp[tab_id] = page.context.new_cdp_session(page)
         session.target_ids[tab_id] = cdp.send("Target.getTargetInfo")["targetInfo"]["targetId"]
         network.guard_tab(session, page, cdp)
     except Exception:  # a page closed at once; a browser without DevTools sessions
         log.debug("no DevTools session for %s", tab_id, exc_info=True)
+    finally:
+        session.arming.discard(page)
 
 
 def _count(session: Session, tab_id: str, delta: int) -> None:
@@ -137,9 +141,9 @@ class TabKeeping:
             tab_id = f"t{self._next_tab}"
             self._next_tab += 1
         self.tabs[tab_id] = page
-        watch(self, tab_id, page)
-        if popup and not own:
+        if popup and not own:  # told with the tab list it is in, not once its DevTools session is set up
             self.new_tabs.append(tab_id)
+        watch(self, tab_id, page)
         return tab_id
 
     def forget(self, tab_id: str, page: Page) -> None:
@@ -153,6 +157,7 @@ class TabKeeping:
         self.launched.opened.append(page)
         tab_id = self._adopt(page)  # the context's page event usually adopted it already
         self.current = tab_id
+        self.armed(tab_id)
         if url and url != "about:blank":
             try:
                 page.goto(url, wait_until="domcontentloaded")
@@ -160,17 +165,18 @@ class TabKeeping:
                 self.note(f"Reopening {url} in {tab_id} failed: {e}")
         return tab_id
 
-    def page(self, tab: str | None = None, *, create: bool = True, opening: bool = False) -> tuple[str, Page]:
+    def armed(self, tab_id: str) -> None:
+        """Wait until the tab's network guard is up (see watch): nothing may load in it before."""
+        while (page := self.tabs[tab_id]) in self.arming:
+            page.wait_for_timeout(10)
+
+    def page(self, tab: str | None = None, *, opening: bool = False) -> tuple[str, Page]:
         """The page of `tab` (default: the current tab), reopening a crashed one; naming a tab makes it current.
         A tab that is not open, named for a page to open (`opening`), is the current tab if blank, else a new one."""
         self.ensure()
         tab_id = tab or self.current
-        if tab_id is None or (tab is None and tab_id not in self.tabs):
-            if not create:
-                raise ToolError("No tab is open. Open a page with web_scan(url=...).")
-            return self._open("about:blank"), self.tabs[self.current]
-        if tab_id not in self.tabs and not self.tabs and create:  # nothing open yet: the first tab is the one meant
-            return self._open("about:blank"), self.tabs[self.current]
+        if tab_id is None or (tab_id not in self.tabs and (tab is None or not self.tabs)):  # no current tab, or
+            return self._open("about:blank"), self.tabs[self.current]  # none open yet: the first is the one named
         if tab_id not in self.tabs and opening:  # a small model names "t2" beside the browser's first, blank tab
             blank = self.current in self.tabs and self.tabs[self.current].url == "about:blank"
             used = self.current if blank else self._open("about:blank")
@@ -204,6 +210,7 @@ class TabKeeping:
             tab_id, page = self.page(tab, opening=opening)
             self._working = tab_id
             try:
+                self.armed(tab_id)
                 page = stuck.responsive(self, tab_id, page)
                 network.empty_blocked_frames(self, page, self.note)
                 return fn(tab_id, page)
