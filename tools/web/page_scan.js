@@ -3,7 +3,8 @@
 // Main content = the smallest element holding most of that score; a centred modal dialog wins.
 // Pass 2 serialises each region compactly: text, headings, tables, interactive elements with refs ($ga(N)),
 // long repeated lists folded (always outside main, into the region's closing count; inside main only if web_scan
-// needs the room). In boilerplate a link is said once a page; in main a link that only scrolls reads as text.
+// needs the room). In boilerplate a link is said once a page, one that only scrolls or shares the page is left out
+// (shares counted), a footer is cut at its link cap; in main a link that only scrolls reads as text.
 // `math` holds the formula helpers of page_math.js.
 (opts, math) => {
   const textOnly = !!opts.textOnly, started = performance.now();
@@ -197,6 +198,11 @@
   const IMPORTANCE = { dialog: 0, overlay: 1, main: 2, search: 3, page: 4, header: 5, nav: 5, menu: 5, links: 5, footer: 7 };
   // Links an agent looks for in a menu, shown even past the link cap.
   const KEY_LINK = /\b(log ?in|log ?out|sign ?in|sign ?up|sign ?out|register|account|profile|cart|basket|checkout|search|settings|anmelden|einloggen|registrieren|connexion|iniciar sesi[oó]n|ingresar|entrar)\b/i;
+  // Regions of share buttons: web_scan shows them as one line, none at all if they hold no link or control.
+  const SHARING = /^(share|sharing|social|byline-share)$/;
+  // A link to another site's form for posting this page there (its address in the query), a mail to no one, a
+  // messenger's send: outside the content it is counted, not shown.
+  const SHARE_PATH = /\/(share|sharer|share\.php|sharer\.php|shareArticle|intent\/tweet|submit|pin\/create(\/\w+)?)\/?$/i;
   // A line holding only an ad label says nothing (the ad itself is dropped as an 'ad' region or image).
   const AD_LABEL = /^(- )?\[?(advertisement|advertising|ads?|anzeige|werbung|publicidad|publicit[eé]|pubblicit[aà]|reklama|sponsored|annonce)\]?(#\d+)?$/i;
 
@@ -204,10 +210,13 @@
     if (capture) { buf += ' '; return; }
     for (const line of buf.split('\n')) {
       // outside preformatted text, a "<" before a letter is spaced, so that no reader takes "a<b" for a tag
-      const t = cur.pre ? line.replace(/\s+$/, '').replace(/(\S) {3,}/g, '$1  ')
+      let t = cur.pre ? line.replace(/\s+$/, '').replace(/(\S) {3,}/g, '$1  ')
         : line.replace(/ {2,}/g, ' ').trim().replace(/<(?=[A-Za-z/!?])/g, '< ');
+      if (cur.level >= 2) t = t.replace(/^[|·•](\s|$)|\s[|·•]$/g, '').trim();  // a menu's separators, its items gone
       if (!t.trim() || saysNothing(prefix + t)) continue;
-      if (cur.parts.length >= LINE_CAP[cur.level]) cur.hiddenLines++; else cur.parts.push(prefix + t);
+      if (cur.parts.length >= LINE_CAP[cur.level]) { cur.hiddenLines++; continue; }
+      if (cur.capped && cur.level >= 3 && !/\]#\d/.test(t)) cur.pastCap.push(cur.parts.length);
+      cur.parts.push(prefix + t);
     }
     buf = '';
   }
@@ -216,6 +225,7 @@
   function saysNothing(line) {
     if (cur.pre) return false;
     if (AD_LABEL.test(line) && (textOnly || cur.level > 0 || !/#\d/.test(line))) return true;
+    if (cur.level >= 2 && !/[\p{L}\p{N}]/u.test(line)) return true;  // in boilerplate: punctuation, bullets
     const norm = (x) => (typeof x === 'string' ? x.replace(/\]#\d+/g, ']') : x);
     return cur.level > 0 && norm(cur.parts[cur.parts.length - 1]) === norm(line);
   }
@@ -228,7 +238,7 @@
 
   function label(el) {
     const a = el.getAttribute('aria-label') || el.getAttribute('title') || '';
-    let t = clean(el.innerText || el.textContent || '').trim();
+    let t = clean(el.innerText || quiet(el)).trim();
     if (!t) {
       const img = el.querySelector && el.querySelector('img[alt]');
       t = a || (img && img.alt) || el.getAttribute('value') || el.getAttribute('placeholder') || '';
@@ -236,6 +246,14 @@
       if (!t && el.href) t = textOnly || cur.level >= 2 ? '' : urlLabel(el.href);
     }
     return cut(clean(t).trim(), LABEL_CUT[cur.level]);
+  }
+  // The text of an element not shown (hidden words naming an icon link), without the source of its scripts, styles
+  // and noscript fallbacks (a picture's <img …> markup is no name).
+  function quiet(el) {
+    if (!el.querySelector || !el.querySelector('script, style, noscript, template')) return el.textContent || '';
+    const copy = el.cloneNode(true);
+    copy.querySelectorAll('script, style, noscript, template').forEach((x) => x.remove());
+    return copy.textContent || '';
   }
   // An unlabelled link named by its target, briefly: host (if elsewhere) and path, no query; 'mailto:' etc. bare.
   function urlLabel(u) {
@@ -273,7 +291,9 @@
       put('name', el.name); put('value', el.value !== 'on' ? el.value : '');
     } else {
       head = tag === 'TEXTAREA' ? 'textarea' : `input${type && type !== 'text' ? ' ' + type : ''}`;
-      put('name', el.name || el.id); put('placeholder', el.placeholder); put('label', el.getAttribute('aria-label'));
+      put('name', el.name || el.id); put('placeholder', el.placeholder);
+      const named = (el.getAttribute('aria-label') || '').trim(), same = (v) => (v || '').trim().toLowerCase() === named.toLowerCase();
+      if (!same(el.placeholder) && !same(el.name || el.id)) put('label', named);  // said once
       put('value', type === 'password' && el.value ? '••••' : el.value);
     }
     if (el.disabled) attrs.push('disabled');
@@ -315,9 +335,11 @@
     }
     if (cur.level >= 2) {  // boilerplate: the region's closing note counts what is hidden and says how to reach it
       cur.folded += tail.length;
-      for (const k of tail) {
-        const n = k.matches('a[href], button') + k.querySelectorAll('a[href], button, input, select, textarea').length;
-        if (n) cur.hiddenLinks += n; else cur.hiddenLines++;
+      const CTRL = 'a[href], button, input, select, textarea';
+      for (const k of tail) {  // links that only scroll are left out, not counted
+        const all = [k, ...k.querySelectorAll(CTRL)].filter((x) => x.matches(CTRL));
+        const n = all.filter((x) => x.tagName !== 'A' || !inPage(x, clean(x.innerText || '').trim())).length;
+        if (n) cur.hiddenLinks += n; else if (!all.length) cur.hiddenLines++;
       }
       return;
     }
@@ -393,23 +415,44 @@
     prefix = '';
     interactiveOrBlock(el, rec);
     flush();
-    if (level >= 2) cur.parts = cur.parts.filter((p, i) => !emptyHeading(p, cur.parts[i + 1]));
-    const said = (p) => typeof p === 'string' && p.includes(cur.label);  // a name taken from a heading shown anyway
-    if (cur.label && !el.getAttribute('aria-label') && cur.parts.some(said)) cur.label = '';
-    const more = [cur.hiddenLines && `${cur.hiddenLines} more lines`, cur.hiddenLinks && `${cur.hiddenLinks} more links/controls`];
-    if (cur.hiddenLines || cur.hiddenLinks) {
-      const how = (cur.hiddenLines ? `.innerText, $ga(${cur.ref})` : '') + ".querySelectorAll('a, button')";
-      cur.parts.push(`(+${more.filter(Boolean).join(', ')}: $ga(${cur.ref})${how})`);
+    // a footer or sidebar past its link cap is cut there: its text from then on (its links gone) is only counted,
+    // unless that says less than the count would
+    const past = new Set(cur.pastCap);
+    if (cur.hiddenLines || [...past].reduce((n, i) => n + cur.parts[i].length, 0) > 40) {
+      cur.parts = cur.parts.filter((p, i) => !past.has(i));
+      cur.hiddenLines += past.size;
     }
+    const dropped = [], kept = [];
+    if (level >= 2) {
+      for (const p of [...cur.parts].reverse()) (emptyHeading(p, kept[kept.length - 1]) ? dropped : kept).push(p);
+      cur.parts = kept.reverse();
+    }
+    const said = (p) => typeof p === 'string' && p.includes(cur.label);  // a name taken from a heading shown (or dropped)
+    if (cur.label && !el.getAttribute('aria-label') && [...cur.parts, ...dropped].some(said)) cur.label = '';
+    if (cur.hiddenLines || cur.hiddenLinks) cur.note = cur.parts.push('') - 1;  // written once all are known
     [cur, prefix] = saved;
   }
-  // In boilerplate a heading with nothing under it (a menu's section whose links were said already) says nothing.
+  // A region's closing note counts what it hides; how to reach it (innerText, querySelectorAll) is said once a scan,
+  // in the first note shown (notes are in boilerplate, shown in the order of the regions).
+  function closingNotes() {
+    let toldText = false, toldLinks = false;
+    for (const r of regions) {
+      if (r.note === undefined) continue;
+      const more = [r.hiddenLines && `${r.hiddenLines} more lines`, r.hiddenLinks && `${r.hiddenLinks} more links/controls`];
+      const how = [r.hiddenLines && !toldText && '.innerText', !toldLinks && ".querySelectorAll('a, button')"].filter(Boolean);
+      toldText ||= !!r.hiddenLines; toldLinks = true;
+      const where = how.map((h) => `$ga(${r.ref})${h}`).join(', ') || `$ga(${r.ref})`;
+      r.parts[r.note] = `(+${more.filter(Boolean).join(', ')}: ${where})`;
+    }
+  }
+  // In boilerplate a heading with nothing under it (a menu's section whose links were said already) says nothing;
+  // judged from the last line up, so that a section holding only such headings goes too.
   const depth = (line) => (/^(#{1,6}) /.exec(line || '') || ['', ''])[1].length;
   const emptyHeading = (line, next) => depth(line) > 0 && !/\]#\d/.test(line)
     && (!next || (depth(next) > 0 && depth(next) <= depth(line)));
   function newRegion(el, kind, level, name) {
     return { el, kind, level, label: cut(clean(name).trim(), 50), ref: ref(el), parts: [], refs: [], folded: 0, links: 0,
-      hiddenLinks: 0, hiddenLines: 0, seen: new Set(), lastHref: '', lastLabel: '', sinceLink: 0, pre: false,
+      hiddenLinks: 0, hiddenLines: 0, pastCap: [], seen: new Set(), lastHref: '', lastLabel: '', sinceLink: 0, pre: false,
       covered: !!modal && kind !== 'dialog', chars: info.get(el).chars, importance: IMPORTANCE[kind] ?? 6 };
   }
 
@@ -448,17 +491,22 @@
       if (cur.level < 2 && blockLink(el, rec)) { renderBlockLink(el); return; }
       const head = cur.level >= 2 && cardHeading(el);  // a card in a menu or sidebar is named by its heading
       const l = head ? cut(cardTitle(el, head), LABEL_CUT[cur.level]) : label(el);
-      const place = cur.level < 2 && inPage(el, l);
-      if (place) {
-        const t = clean(el.innerText || '').trim();
-        if (/[\p{L}\p{N}]/u.test(t) && !place.contains(main)) { inline(cut(t, LABEL_CUT[cur.level])); glued = true; }
+      const place = inPage(el, l);
+      if (place) {  // in boilerplate (a skip link, the contents beside the text) left out: web_scan shows it all
+        const t = clean(el.innerText || '').trim(), words = /[\p{L}\p{N}]/u.test(t);
+        if (cur.level < 2 && words && !place.contains(main)) { inline(cut(t, LABEL_CUT[cur.level])); glued = true; }
         return;
       }
       if (!l) { if (cur.level >= 2 && !textOnly) cur.hiddenLinks++; return; }
+      if (cur.level > 0 && !SHARING.test(cur.kind) && shareLink(el)) {  // counted here, so said (as counted) once
+        if (!textOnly) cur.hiddenLinks++;
+        seenOnPage.add(`${l.toLowerCase()} ${el.href}`);
+        return;
+      }
       if (repeatLink(el, l)) return;
       if (shownBefore(l, el.href)) { cur.links++; return; }  // a repeat counts against the region's cap
       if (textOnly || linkedBefore(el, l)) { inline(l); glued = true; }  // a word after it stays apart
-      else if (++cur.links > LINK_CAP[cur.level] && !KEY_LINK.test(l)) cur.hiddenLinks++;
+      else if (++cur.links > LINK_CAP[cur.level] && !KEY_LINK.test(l)) { cur.hiddenLinks++; cur.capped = true; }
       else { inline(`[${l}]#${ref(el)}${covered(el, rec)}`); cur.refs.push(+el.dataset.ga); }
       return;
     }
@@ -509,7 +557,7 @@
     return rec.chars > 100 && (rec.block || [...el.children].some((k) => (info.get(k) || {}).block));
   }
   const cardHeading = (el) => [...el.querySelectorAll('h1, h2, h3, h4, h5, h6, [role=heading]')].find((h) => info.get(h));
-  const cardTitle = (el, head) => clean((head || el).innerText || (head || el).textContent || '').trim();
+  const cardTitle = (el, head) => clean((head || el).innerText || quiet(head || el)).trim();
   function renderBlockLink(el) {
     flush();
     const head = cardHeading(el), l = cut(cardTitle(el, head), 100);
@@ -551,9 +599,20 @@
     return cur.level > 0 ? same : textOnly && twin;
   }
 
-  // In the content a link that goes where an earlier one of the same name went reads as text: the first ref serves.
+  // A link that posts this page elsewhere (SHARE_PATH).
+  function shareLink(el) {
+    try {
+      const u = new URL(el.href);
+      if (u.protocol === 'mailto:') return !u.pathname;
+      if (u.protocol === 'whatsapp:') return true;
+      return u.host !== location.host && SHARE_PATH.test(u.pathname) && /https?(:|%3A)|www\./i.test(u.search);
+    } catch (e) { return false; }
+  }
+
+  // In the content (and the rest of the page) a link that goes where an earlier one of the same name went reads as
+  // text: the first ref serves.
   function linkedBefore(el, l) {
-    if (cur.level > 0 || !el.href) return false;
+    if (cur.level > 1 || !el.href) return false;
     const key = `${l} ${el.href}`;
     return cur.seen.has(key) || !cur.seen.add(key);
   }
@@ -564,6 +623,7 @@
   // page may hold content (a breadcrumb repeating the menu), so it keeps its repeats.
   function shownBefore(key, href = '') {
     if (cur.level < 2) return false;
+    key = key.toLowerCase();  // Privacy Policy, Privacy policy
     const where = `${key} ${href}`;  // controls have no address: only their region's repeats go
     if (cur.seen.has(key)) { if (!textOnly) cur.hiddenLinks++; return true; }
     if (href && seenOnPage.has(where)) return true;  // shown, so not counted as hidden
@@ -587,8 +647,11 @@
   regions.push(cur);
   for (const k of kids(body)) walk(k);
   flush();
+  if (cur.hiddenLinks) cur.note = cur.parts.push('') - 1;
+  closingNotes();
 
-  const out = regions.filter((r) => r.parts.length).map(({ el, level, links, pre, ...r }) => r);
+  const out = regions.filter((r) => r.parts.length && (textOnly || r.refs.length || !SHARING.test(r.kind)))
+    .map(({ el, level, links, pre, note, pastCap, capped, ...r }) => r);
   return {
     title: document.title, url: location.href, modal: !!modal,
     regions: out, type: document.contentType, textChars: body.innerText.length,

@@ -41,11 +41,53 @@ BLOG = f"""<!doctype html><html><head><meta charset="utf-8"><title>Notes from th
 </body></html>"""
 
 
+SHARED = "u=https%3A%2F%2Fgazette.example%2Fferry"
+NEWS = f"""<!doctype html><html><head><meta charset="utf-8"><title>Harbour Gazette</title></head><body>
+<header><a href="#story">Skip to the story</a>
+  <nav><ul><li><a href="/">Front page</a></li><li>|</li><li><a href="/local">Local</a></li><li>|</li>
+    <li><a href="/privacy">Privacy Policy</a></li></ul> <a href="/sport">Sport</a> |</nav>
+  <form action="/search"><input name="q" placeholder="Search" aria-label="Search"><button>Go</button></form>
+</header>
+<nav class="toc"><a href="#fares">Fares</a> <a href="#timetable">Timetable</a></nav>
+<div class="byline"><a href="/author/ann">Ann Lee</a>, harbour reporter</div>
+<main id="story"><article>
+  <h1>The ferry returns</h1>
+  <p>The ferry to the islands sails again from Monday, after a winter in the dry dock at the yard by the river
+     mouth, where its hull was scraped and painted and its engines were taken apart and rebuilt by hand.</p>
+  <h2 id="fares">Fares</h2>
+  <p>A return ticket costs the same as last year; children under twelve and bicycles travel free, and a book
+     of ten tickets for islanders is sold at the harbour office from eight in the morning.</p>
+  <h2 id="timetable">Timetable</h2>
+  <p>Four crossings a day until May, then six through the summer, the first at seven and the last at nine, with
+     an extra night crossing on Fridays and Saturdays when the weather allows it.</p>
+</article></main>
+<div class="author-bio"><a href="/author/ann">Ann Lee</a> has covered the harbour since 2009.</div>
+<aside><h3>Share this story</h3><h6>Copied!</h6>
+  <a href="https://www.facebook.com/sharer/sharer.php?{SHARED}">Share on Facebook</a>
+  <a href="https://twitter.com/intent/tweet?{SHARED}">Share on Twitter</a>
+  <a href="mailto:?subject=The%20ferry%20returns">Email this story</a>
+  <h3>Newsletter</h3><p>Harbour news every Friday.</p>
+  <a href="/newsletter"><picture><noscript><img src="data:," alt="card"></noscript>
+    <img src="data:," alt="A paper boat on the harbour" width="60" height="40"></picture></a>
+</aside>
+<div class="share-bar"><p>Share</p></div>
+<div class="sidebar"><h3>Elsewhere</h3><p>{"".join(f'<a href="/p/{n}">Story {n}</a> ' for n in range(1, 8))}</p>
+  <p>More soon.</p></div>
+<footer><p><a href="/about">About us</a> <a href="/contact">Contact</a> <a href="/jobs">Jobs</a>
+  <a href="/privacy">Privacy policy</a> <a href="/terms">Terms</a> <a href="/rss">RSS</a>
+  <a href="/archive">Archive</a></p>
+  <p>© 2024 Harbour Gazette Ltd. All rights reserved. Use of this site means you accept our
+     <a href="/terms-of-use">terms of use</a> (updated 1/1/24).</p>
+  <p>The material on this site may not be reproduced without permission.</p></footer>
+</body></html>"""
+
+
 @pytest.fixture(scope="module")
 def blog(tmp_path_factory):
     """The page served on 127.0.0.1, and the context of a run whose task names it."""
     folder = tmp_path_factory.mktemp("blog")
     (folder / "index.html").write_text(BLOG, encoding="utf-8")
+    (folder / "news.html").write_text(NEWS, encoding="utf-8")
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(folder)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/"
@@ -72,3 +114,30 @@ def test_boilerplate_and_links_that_only_scroll_are_said_once_or_as_text(blog):
     # a footer repeating the header's links says only what is new, and does not count the rest as hidden
     assert len(re.findall(r"\[Home\]#\d+", out)) == 1 and re.search(r"\[Contact\]#\d+", out)
     assert "more links/controls" not in out
+
+
+def test_boilerplate_says_what_an_agent_acts_on_once_and_no_more(blog):
+    ctx, url = blog
+    out = scan(ctx, url=url + "news.html")
+    # links that only scroll (a skip link, the contents beside the text) are left out of boilerplate
+    assert "Skip to the story" not in out and "[Fares]#" not in out and "## Fares" in out, out
+    # a menu's separators go with the items they stood between; a label that repeats the placeholder is said once
+    assert "- |" not in out and not any(line.endswith("|") for line in out.splitlines())
+    assert re.search(r"\[input name=q placeholder=Search\]#\d+", out) and "label=" not in out
+    # outside the content a second link to the same place under the same name reads as text
+    assert len(re.findall(r"\[Ann Lee\]#\d+", out)) == 1 and "Ann Lee has covered the harbour" in out
+    # links that post the page to another site are counted, not shown; so are headings left with nothing under them
+    assert "Share on" not in out and "Email this story" not in out and "Share this story" not in out
+    assert "Copied!" not in out and "### Newsletter" in out
+    assert re.search(r"\(\+3 more links/controls: \$ga\(\d+\)\.querySelectorAll\('a, button'\)\)", out), out
+    # a picture's noscript fallback is no name: the picture's own alt text is
+    assert re.search(r"\[A paper boat on the harbour\]#\d+", out) and "img" not in out
+    # a share bar with nothing to click is not even a summary line
+    assert "=== share" not in out
+    # a footer is cut at its link cap: what follows (links and legal text) is counted, and the note says how to
+    # read lines but not again how to list links; a link said in the header under another case is said once
+    assert "All rights reserved" not in out and "may not be reproduced" not in out
+    assert re.search(r"\(\+2 more lines, 2 more links/controls: \$ga\(\d+\)\.innerText\)", out), out
+    assert out.lower().count("[privacy policy]") == 1
+    # past its cap a sidebar's short last words cost less than counting them would
+    assert "[Story 6]#" in out and "More soon." in out and re.search(r"\(\+1 more links/controls: \$ga\(\d+\)\)", out)
