@@ -188,7 +188,7 @@ OVER = {"core": 6_728, "memory+sop": 3_575}
 """Rooms not yet within their budget, and the most each may hold until it is: a room only shrinks. A room that
 reaches its budget leaves this list (the test says so). Raised once, by what issue 40's box for learnt scripts
 added (tools/process/learnt.py, memory/learn/outputs.py: +56 and +59)."""
-PRODUCT = 20_800
+PRODUCT = 20_799
 """The product's lines at most (the goal is 19,000: the budgets' sum); lowered as rooms shrink."""
 
 

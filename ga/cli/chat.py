@@ -3,8 +3,7 @@
 The first line is the run's task; each next line continues it. Ctrl-C stops the message under way (calls it left
 unfinished are recorded as stopped, never run again) or clears the line being typed; Ctrl-D, /exit or SIGTERM end
 the chat, the run resumable. Tools live as long as the chat; limits count per message; what the run taught is learned
-once, at the end. The line history is kept in GA_HOME/chat_history (0600, redacted).
-"""
+once, at the end. The line history is kept in GA_HOME/chat_history (0600, redacted)."""
 
 from __future__ import annotations
 

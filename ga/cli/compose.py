@@ -1,7 +1,6 @@
 """Wires one invocation together: settings → run folder → model, tools, terminal → agent → outcome. The run folder
 is made (and locked) before the model client, the tools and the terminal are imported (seconds): a background run
-names its run to the waiting parent as soon as the folder exists.
-"""
+names its run to the waiting parent as soon as the folder exists."""
 
 from __future__ import annotations
 

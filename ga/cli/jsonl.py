@@ -1,6 +1,5 @@
 """--jsonl: progress as one JSON object per line on stdout, for programs that drive ga (as `codex exec --json`). It
-stands in for the Terminal; its events (start ... end, always last) are listed in docs/cli.md.
-"""
+stands in for the Terminal; its events (start ... end, always last) are listed in docs/cli.md."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Log lines on the terminal: warnings, one line each; with -v also ga's own decisions (escalation, compaction, the
 SOPs listed and why, permission verdicts), never a library's info or debug lines. While a run shows its spinners,
-lines go through the Terminal, so they land above them.
-"""
+lines go through the Terminal, so they land above them."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """Command line: ga "task" [options] | ga --resume RUN_ID [--answer TEXT] | ga COMMAND (or python run.py ...).
-A first word that names a command runs it (`help` and `version` too); any other starts a task, as does `ga run TEXT`.
-"""
+A first word that names a command runs it (`help` and `version` too); any other starts a task, as does `ga run TEXT`."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """Input piped to ga. `cat app.log | ga "explain this error"`: the text goes to the model with the task, up to a cap;
 past it, its start and end go, and the whole is saved in the run folder, named in the task. `ga -` (or `… | ga`
 alone) reads the task itself from stdin; `--answer -` reads the answer. Only a pipe or a file is read, at most LIMIT
-bytes; a cut input says so, to the user and to the model. A silent pipe gets one line on stderr saying ga waits.
-"""
+bytes; a cut input says so, to the user and to the model. A silent pipe gets one line on stderr saying ga waits."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """The terminal: progress on stderr, the final answer on stdout, questions and approvals when a human is there. On a
 terminal, what is under way is shown at the bottom with a spinner and erased when done; elsewhere (pipes, CI, --json)
-stderr gets plain whole lines. What the model or a tool said is cleaned and printed as Text, never as markup.
-"""
+stderr gets plain whole lines. What the model or a tool said is cleaned and printed as Text, never as markup."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """ga answer RUN_ID "TEXT": answer the question a run paused on; the run continues in the background. The answer
 goes into the run's mailbox (RUN_DIR/inbox), so it is never lost: a later `--resume RUN_ID` finds it when the run
-cannot resume here; a running run reads it as the human's message at its next turn.
-"""
+cannot resume here; a running run reads it as the human's message at its next turn."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """ga completion [bash|zsh]: a shell completion script (`eval "$(ga completion bash)"` in ~/.bashrc; zsh: ~/.zshrc).
-Its words come from ga's parsers when it is printed; run ids and SOP names from GA_HOME's folders at TAB.
-"""
+Its words come from ga's parsers when it is printed; run ids and SOP names from GA_HOME's folders at TAB."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """ga config [show] | set KEY [VALUE] | unset KEY | path: the model endpoint kept in GA_HOME/config.toml
 (ga/config_file.py). `show` says where each setting in effect comes from, the key masked; `set` keeps the file's
-comments, writes it 0600, and takes api_key unseen (typed, or a line on stdin), out of the shell's history.
-"""
+comments, writes it 0600, and takes api_key unseen (typed, or a line on stdin), out of the shell's history."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """ga stop RUN_ID [--now] [--wait]: end a running run after its current tool, through its mailbox (RUN_DIR/inbox);
---now also sends SIGTERM: it stops at once, as at Ctrl-C (a running program is killed). Saved either way.
-"""
+--now also sends SIGTERM: it stops at once, as at Ctrl-C (a running program is killed). Saved either way."""
 
 from __future__ import annotations
 

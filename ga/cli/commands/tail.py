@@ -1,7 +1,6 @@
 """ga tail RUN_ID: follow a run's progress lines live; exit with its exit code when it ends. A background run
 (--detach) is followed through RUN_DIR/output.log, exactly as it printed; any other through its trajectory, one short
-line per event.
-"""
+line per event."""
 
 from __future__ import annotations
 
