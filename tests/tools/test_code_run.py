@@ -168,3 +168,5 @@ def test_a_script_that_worked_is_not_run_again_over_an_unchanged_workspace(make_
     failing = "for f in a b; do cat $f.json >> names.txt; done; echo listed"  # cat fails; the echo exits 0
     assert all("No such file or directory" in run(ctx, failing, type="bash").content for _ in range(2))
     assert "listed" in run(ctx, failing, type="bash").content  # it printed errors: no success to hold back
+    typed = "printf '%d\\n' age > ages.txt; echo ok"  # bash: line 1: printf: age: invalid number (exit 0)
+    assert all("invalid number" in run(ctx, typed, type="bash").content for _ in range(2))

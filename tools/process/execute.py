@@ -32,7 +32,7 @@ RESERVED_CHARS = 600  # room kept in the budget for the status line and the trun
 REPEATS = "code_run_repeats"
 """The run's state: for each script that succeeded and wrote files, the workspace's fingerprint after it."""
 _ERRORS = re.compile(r"^(?:[\w./-]+: )+(?:line \d+: )?.*\berror\b|^Traceback \(most recent call last\)|^\w+Error: |"
-                     r"No such file or directory$|command not found$", re.M | re.I)  # a failure though it exited 0
+                     r"^(?:ba)?sh: line \d+: |No such file or directory$|command not found$", re.M | re.I)  # exit 0
 
 
 def run(args: dict, ctx: ToolContext) -> ToolResult:
