@@ -40,16 +40,16 @@ def fit(ids: list[str], results: list[Result], budget: int, *, save: Callable[[s
 
 def cut(result: Result, budget: int, call_id: str, *, save: Callable[[str, str], Path]) -> None:
     """Keep whole lines from the start and the end within `budget` tokens; save the whole; say how to get it."""
-    text = result.content
-    head, tail = tokens.clip(text, max(0, budget - MARKER_TOKENS))
-    dropped, start = text[len(head):len(text) - len(tail)], head.count("\n") + 1
-    if head and not head.endswith("\n"):  # a line too long to keep whole was cut inside
-        head += "\n"
+    text, path = result.content, None
     try:
         path = save(f"{call_id or 'result'}.txt", text)
     except OSError as e:  # a full disk must not lose the result itself
         where = f"the whole result could not be saved ({e.strerror or e})"
-    else:
+    head, tail = tokens.clip(text, max(0, budget - MARKER_TOKENS - tokens.estimate(str(path or ""))))  # a long path
+    dropped, start = text[len(head):len(text) - len(tail)], head.count("\n") + 1
+    if head and not head.endswith("\n"):  # a line too long to keep whole was cut inside
+        head += "\n"
+    if path is not None:
         where = f"the whole result: {path} — file_read it with start={start}"
         result.details.setdefault("full_output", str(path))
         result.details["cut_output"] = str(path)
