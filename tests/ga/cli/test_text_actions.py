@@ -110,3 +110,18 @@ def test_what_a_block_only_says():
 
     assert _said("I wrote the number 11 into shipped.txt.") and _said("# The file is updated.\n") and _said("done")
     assert not _said("ls") and not _said("cd") and not _said("echo hi.") and not _said("grep -c x a.txt > n.txt")
+
+
+def test_an_answer_claiming_an_unmade_change_is_doubted_in_this_formats_words(tmp_path, workspace):
+    home = tmp_path / "home"
+    (workspace / "server.log").write_text("ERROR a\nINFO b\nERROR c\n")
+    steps = [{"content": "```bash\ngrep -c ERROR server.log\n```"},
+             {"content": "The count is 2, which I wrote into errors.txt."},
+             {"content": "```bash\necho 2 > errors.txt\n```"}, {"content": "errors.txt holds 2."}]
+    with ScriptedServer(steps) as server:
+        proc = ga(["Write the number of ERROR lines into errors.txt", "--json"], server, home, workspace, **BASH)
+        server.assert_complete()
+    assert json.loads(proc.stdout)["status"] == "done", proc.stderr
+    doubt = server.requests[2]["messages"][-1]["content"]
+    assert "changed no file" in doubt and "Reply with a ```bash block that makes the change" in doubt, doubt
+    assert "tool" not in doubt  # this format has no tools to call (a 1.5B model answered the same claim again)
