@@ -13,7 +13,7 @@ from ga.tooling.effects import changed_since, unwritten
 
 CLAIMED = ("Nothing was written: this run has changed no file in the workspace, though your answer says \"{word}\". "
            "{act} that makes the change; if no file should change, give your answer again, saying what is true.")
-UNWRITTEN = ("Before you finish: the task names a file to write, but {files}. If the task asks for it, {act} that "
+UNWRITTEN = ("Before you finish: the task names a file to write, but {files}. If the task asks for it: {act} that "
              "writes it; otherwise give your final answer again.")
 ACT = {"tools": "Call a tool", "bash": "Reply with a ```bash block"}  # by ModelSettings.action_format
 
@@ -39,9 +39,8 @@ def doubt(answer: str, *, run: Run, settings: Settings, ui: UI, model_settings: 
         run.append({"type": "nudge", "kind": kind, **({"word": word} if word else {"files": missing})})
         ui.notice(f"the answer says \"{word}\" but this run changed no file: doubted once" if word else
                   f"the answer came but {', '.join(missing)}: doubted once")
-        act = ACT.get(model_settings.action_format, ACT["tools"])
-        return (CLAIMED.format(word=word, act=act) if word else
-                UNWRITTEN.format(files=", ".join(missing), act=act[0].lower() + act[1:]))
+        act = ACT.get(model_settings.action_format, ACT["tools"])  # said in the run's own format
+        return CLAIMED.format(word=word, act=act) if word else UNWRITTEN.format(files=", ".join(missing), act=act)
     if missing:  # the answer stands after its doubt, a file it names still unwritten: not verified
         state["last_failed"] = "the answer, while " + ", ".join(missing)
     return None

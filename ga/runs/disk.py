@@ -1,7 +1,6 @@
 """Writing ga's own files safely: whole or not at all, private to the user, one process at a time.
 
-Run folders, the mailbox, schedules, the configuration and the benchmark's results write through here.
-"""
+Run folders, the mailbox, schedules, the configuration and the benchmark's results write through here."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Asking the human: on a terminal ga waits for the answer; in autonomous mode the run pauses until one comes.
 
-The ask_user tool and stage 3 of the escalation ask through here; --confirm's approval pauses the same way.
-"""
+The ask_user tool and stage 3 of the escalation ask through here; --confirm's approval pauses the same way."""
 
 from __future__ import annotations
 
