@@ -4,7 +4,7 @@
 // Pass 2 serialises each region compactly: text, headings, tables, interactive elements with refs ($ga(N)),
 // long repeated lists folded (always outside main, into the region's closing count; inside main only if web_scan
 // needs the room). In boilerplate a link is said once a page, one that only scrolls or shares the page is left out
-// (shares counted), a footer is cut at its link cap; in main a link that only scrolls reads as text.
+// (shares counted), a footer is cut at its link cap; in main a link that only scrolls or cites a source reads as text.
 // `math` holds the formula helpers of page_math.js.
 (opts, math) => {
   const textOnly = !!opts.textOnly, started = performance.now();
@@ -190,7 +190,7 @@
 
   // Pass 2: serialisation.
   const regions = [];
-  let cur = null, buf = '', prefix = '', capture = 0, ads = 0, skipped = null, glued = false;
+  let cur = null, buf = '', prefix = '', capture = 0, ads = 0, skipped = null, glued = false, notes = null;
   const seenOnPage = new Set();  // boilerplate links shown so far, as name and address
   // Per level (0 main/dialog/overlay, 1 rest of the page, 2 header/nav, 3 other boilerplate):
   const TEXT_CUT = [1e9, 1e9, 100, 60], LABEL_CUT = [300, 300, 60, 40], KEEP = [5, 5, 4, 3], LINK_CAP = [1e9, 1e9, 12, 6];
@@ -291,7 +291,7 @@
       put('name', el.name); put('value', el.value !== 'on' ? el.value : '');
     } else {
       head = tag === 'TEXTAREA' ? 'textarea' : `input${type && type !== 'text' ? ' ' + type : ''}`;
-      put('name', el.name || el.id); put('placeholder', el.placeholder);
+      put('name', el.name || el.id); if (el.placeholder.toLowerCase() !== (el.name || el.id).toLowerCase()) put('placeholder', el.placeholder);
       const named = (el.getAttribute('aria-label') || '').trim(), same = (v) => (v || '').trim().toLowerCase() === named.toLowerCase();
       if (!same(el.placeholder) && !same(el.name || el.id)) put('label', named);  // said once
       put('value', type === 'password' && el.value ? '••••' : el.value);
@@ -422,10 +422,11 @@
       cur.parts = cur.parts.filter((p, i) => !past.has(i));
       cur.hiddenLines += past.size;
     }
-    const dropped = [], kept = [];
-    if (level >= 2) {
+    const dropped = [], kept = [], only = (p) => typeof p === 'string' && /^(- )?(\[[^\]]*\]#\d+ ?)+$/.test(p);
+    if (level >= 2) {  // then a menu's lines of links only are one line
       for (const p of [...cur.parts].reverse()) (emptyHeading(p, kept[kept.length - 1]) ? dropped : kept).push(p);
-      cur.parts = kept.reverse();
+      cur.parts = kept.reverse().reduce((a, p) => a.concat(only(p) && only(a[a.length - 1])
+        ? `${a.pop().replace(/^- /, '')} ${p.replace(/^- /, '')}` : [p]), []);
     }
     const said = (p) => typeof p === 'string' && p.includes(cur.label);  // a name taken from a heading shown (or dropped)
     if (cur.label && !el.getAttribute('aria-label') && [...cur.parts, ...dropped].some(said)) cur.label = '';
@@ -498,6 +499,7 @@
         return;
       }
       if (!l) { if (cur.level >= 2 && !textOnly) cur.hiddenLinks++; return; }
+      if (cur.level > 0 && /^powered by\b/i.test(l)) return;  // a platform's credit is no way on
       if (cur.level > 0 && !SHARING.test(cur.kind) && shareLink(el)) {  // counted here, so said (as counted) once
         if (!textOnly) cur.hiddenLinks++;
         seenOnPage.add(`${l.toLowerCase()} ${el.href}`);
@@ -505,7 +507,7 @@
       }
       if (repeatLink(el, l)) return;
       if (shownBefore(l, el.href)) { cur.links++; return; }  // a repeat counts against the region's cap
-      if (textOnly || linkedBefore(el, l)) { inline(l); glued = true; }  // a word after it stays apart
+      if (textOnly || linkedBefore(el, l) || (notes && notes.push(ref(el)))) { inline(l); glued = true; }  // a word after it stays apart
       else if (++cur.links > LINK_CAP[cur.level] && !KEY_LINK.test(l)) { cur.hiddenLinks++; cur.capped = true; }
       else { inline(`[${l}]#${ref(el)}${covered(el, rec)}`); cur.refs.push(+el.dataset.ga); }
       return;
@@ -537,9 +539,11 @@
     else if (tag === 'LI' && !capture) prefix = '- ';
     if (tag === 'PRE' || /^pre/.test(rec.st.whiteSpace)) cur.pre = true;
     if (rec.st.display.startsWith('inline-')) inline('');
-    const items = similarChildren(el, cur.level >= 2 ? 8 : 12);
+    const items = similarChildren(el, cur.level >= 2 ? 8 : 12), list = !notes && !textOnly && notesList(el) && (notes = []);
     if (items && !capture) renderList(el, items); else for (const k of kids(el)) walk(k);
     if (block) flush();
+    if (list) [notes, cur.refs] = [null, cur.refs.concat(list)];
+    if (list && list.length) cur.parts.push(`(links in these notes: document.querySelectorAll('[data-ga="${ref(el)}"] a'))`);
     prefix = savedPrefix; cur.pre = savedPre;
   }
 
@@ -588,6 +592,17 @@
     const base = (u) => (u || '').split('#')[0], canonical = document.querySelector('link[rel=canonical]');
     if (at === 0 || base(el.href) === base(location.href) || (canonical && base(el.href) === base(canonical.href))) return target;
     return l.length <= 8 && (!/\p{L}/u.test(l) || !!el.closest('sup')) && target;
+  }
+
+  // A list in the content whose items are mostly places a mark links to ([1], 2, *: footnotes, references) holds
+  // sources an agent seldom opens: its links read as text, reached through one note under it.
+  let marked = null;
+  function notesList(el) {
+    if (cur.level > 0 || !/^(OL|UL)$/.test(el.tagName) || el.querySelectorAll('a[href]').length < 8) return false;
+    marked ||= new Set([...document.querySelectorAll('a[href*="#"]')]
+      .filter((a) => clean(a.textContent).trim().length <= 8).map((a) => a.getAttribute('href').split('#').pop()));
+    const items = [...el.children].filter((k) => info.get(k));
+    return items.length >= 2 && items.filter((k) => k.id && marked.has(k.id)).length >= items.length / 2;
   }
 
   // A link straight after one to the same place (teaser title, image, summary, "more…") is said once: outside the

@@ -10,6 +10,7 @@ import threading
 import pytest
 
 from tests.tools.web.test_session import NEEDS_CHROMIUM, _context, _Quiet, scan
+from tools import web_execute_js
 
 pytestmark = NEEDS_CHROMIUM
 
@@ -82,12 +83,29 @@ NEWS = f"""<!doctype html><html><head><meta charset="utf-8"><title>Harbour Gazet
 </body></html>"""
 
 
+SOURCES = ["Field notes on garlic", "Saving onion seed", "The leaf mould year", "Cloves and frost"]
+NOTES = f"""<!doctype html><html><head><meta charset="utf-8"><title>Garlic</title></head><body>
+<header><ul><li><a href="/">Home</a></li><li><a href="/archive">Archive</a></li><li><a href="/about">About</a></li></ul>
+  <form action="/find"><input name="search" placeholder="Search"></form></header>
+<main><article><h1>Garlic in a cold bed</h1>
+  <p>Garlic wants a cold spell to split into cloves{"".join(f'<sup id="r{i}"><a href="#n{i}">[{i}]</a></sup>'
+     for i in range(1, 5))}, which is why it goes in before winter; the <a href="/p/beds">raised beds</a> drain
+     best.</p>
+  <h2>References</h2>
+  <ol>{"".join(f'<li id="n{i}"><a href="#r{i}">^</a> <a href="https://source{i}.example/a">{t}</a>, Allotment '
+               'Monthly.</li>' for i, t in enumerate(SOURCES, 1))}</ol>
+</article></main>
+<footer><a href="/contact">Contact</a> <a href="https://platform.example/">Powered by Platform</a></footer>
+</body></html>"""
+
+
 @pytest.fixture(scope="module")
 def blog(tmp_path_factory):
     """The page served on 127.0.0.1, and the context of a run whose task names it."""
     folder = tmp_path_factory.mktemp("blog")
     (folder / "index.html").write_text(BLOG, encoding="utf-8")
     (folder / "news.html").write_text(NEWS, encoding="utf-8")
+    (folder / "notes.html").write_text(NOTES, encoding="utf-8")
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(folder)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/"
@@ -141,3 +159,20 @@ def test_boilerplate_says_what_an_agent_acts_on_once_and_no_more(blog):
     assert out.lower().count("[privacy policy]") == 1
     # past its cap a sidebar's short last words cost less than counting them would
     assert "[Story 6]#" in out and "More soon." in out and re.search(r"\(\+1 more links/controls: \$ga\(\d+\)\)", out)
+
+
+def test_footnotes_sources_and_menus_cost_few_tokens_and_stay_reachable(blog):
+    ctx, url = blog
+    out = scan(ctx, url=url + "notes.html")
+    # a list the footnote marks point to: its sources read as text, reached through one note under it
+    assert "- Field notes on garlic, Allotment Monthly." in out and "[Field notes on garlic]#" not in out, out
+    note = re.search(r"\(links in these notes: (document\.querySelectorAll\('\[data-ga=\"\d+\"\] a'\))\)", out)
+    assert note, out
+    got = web_execute_js.run({"script": f"[...{note.group(1)}].map((a) => a.textContent).join('|')"}, ctx).content
+    assert all(source in got for source in SOURCES), got
+    # the marks stay as text, a link of the text keeps its ref
+    assert "cloves [1] [2] [3] [4], which" in out and re.search(r"\[raised beds\]#\d+ drain best", out)
+    # a menu's links on one line; a placeholder that repeats the name said once; a platform's credit left out
+    assert re.search(r"^\[Home\]#\d+ \[Archive\]#\d+ \[About\]#\d+ ", out, re.M), out
+    assert re.search(r"\[input name=search\]#\d+", out) and "placeholder" not in out
+    assert re.search(r"\[Contact\]#\d+", out) and "Powered by" not in out
