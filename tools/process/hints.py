@@ -17,11 +17,14 @@ PIP_NAMES = dict(re.findall(r"(\S+)=(\S+)", (
     "psycopg2=psycopg2-binary win32api=pywin32 wx=wxpython telegram=python-telegram-bot slugify=python-slugify "
     "multipart=python-multipart jose=python-jose ldap=python-ldap Bio=biopython")))
 """Import names whose pip package is named otherwise."""
-SHELL_BUILTINS = frozenset({"cd", "export", "source", "set", "unset", "alias", "exec", "ulimit", "umask"})
+SHELL_BUILTINS = frozenset(re.split(" ", "cd export source set unset alias exec ulimit umask if then else elif fi case "
+                                    "esac for select while until do done in function time declare local let read "
+                                    "return shift trap wait eval printf echo test break continue"))  # and keywords
 _MISSING_MODULE = re.compile(r"No module named '([\w.]+)'")
 _NOT_FOUND = re.compile(r"^(?:.*?: )?(?:line \d+: )?([^\s:]+): (?:command )?not found$", re.MULTILINE)
 _TEXT_WORD = re.compile(r"[-*+>|]+|#+|\d+[.)]|\w+:")
 """A line's first word that is text, not a command: a list item, a heading, a numbered step, a `key:` line."""
+_SPOKEN = re.compile(r"[A-Za-z][\w.-]*")  # a failing shell line's first word: copied output unless a program
 _PAGE = "Read a page with web_scan URL alone (a block of that one line, or its tool call): its text comes back"
 _IN_SHELL = {name: f"`{name}` is a tool, not a shell command: a script cannot call it. {how}." for name, how in {
     "web_scan": _PAGE, "web_execute_js": _PAGE, "file_read": "In a script, read a file with cat",
@@ -137,22 +140,19 @@ def shell_command(script: object) -> bool:
 
 
 def _syntax_error(output: str, script: str, kind: str) -> str:
-    if kind == "python":
-        matches = _PY_SYNTAX.findall(output)
-        if not matches:
-            return ""
-        if shell_command(script):
-            return 'the script is a shell command, not Python: send it again with type="bash".'
-        line, error, message = matches[-1]
-    else:
-        matches = _SH_SYNTAX.findall(output)
-        if not matches:
-            return ""
-        (line, message), error = matches[-1], "bash syntax error"
+    matches = (_PY_SYNTAX if kind == "python" else _SH_SYNTAX).findall(output)
+    if not matches:
+        return ""
+    if kind == "python" and shell_command(script):
+        return 'the script is a shell command, not Python: send it again with type="bash".'
+    line, error, message = matches[-1] if kind == "python" else (matches[-1][0], "bash syntax error", matches[-1][1])
     lines, number = script.splitlines(), int(line)
     code = lines[number - 1].strip() if 0 < number <= len(lines) else ""
-    shown = f": `{code[:200]}`" if code else ""
-    return f"{error} at line {number} of the script{shown} — {message.strip()}. Fix that line and run again."
+    shown, first = f": `{code[:200]}`" if code else "", code.split(maxsplit=1)[0] if code else ""
+    tip = (f"`{first}` is no command: a line of what a command prints is no part of a script; leave it out and run"
+           " again." if kind == "bash" and _SPOKEN.fullmatch(first) and first not in SHELL_BUILTINS
+           and not shutil.which(first) and not re.search(rf"\b{re.escape(first)}\s*\(\)", script) else "")
+    return f"{error} at line {number} of the script{shown} — {message.strip()}. {tip or 'Fix that line and run again.'}"
 
 
 def _permission_denied(output: str, sandbox: bool) -> str:

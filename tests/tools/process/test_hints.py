@@ -108,3 +108,13 @@ def test_a_missing_file_in_the_workspace_is_named_with_what_the_workspace_holds(
     grep = run(ctx, "mkdir -p urgent; grep -r URGENT inbox/ | xargs -I {} cp {} urgent/", type="bash").content
     assert "hint: `inbox/m1.txt:URGENT: server down` is no file name: it is `inbox/m1.txt`, a colon" in grep
     assert "`grep -l` prints only the names" in grep and "does not exist" not in grep
+
+
+def test_a_bash_syntax_error_on_a_line_of_output_copied_into_the_script_says_to_leave_it_out(make_ctx):
+    # a small model's script as a terminal transcript: the command, then the line it expects it to print
+    script = "echo 'shipyard 4.12.0 (build 9031)'\nshipyard 4.12.0 (build 9031)\n"
+    content = run(make_ctx(), script, type="bash").content
+    assert "`shipyard` is no command" in content and "leave it out" in content, content
+    for script in ("echo a\nif then fi\n", "greet() { echo hi; }\ngreet (x)\n"):  # a keyword, the script's function
+        said = run(make_ctx(), script, type="bash").content
+        assert "bash syntax error at line 2" in said and "Fix that line and run again" in said, said
