@@ -1,7 +1,6 @@
 """ga memory [list] [--json] | show NAME | rm NAME | search QUERY [--json] [-v] [--runs] | export DIR | import DIR
 
-With no command (or only options), `memory` lists, as `runs` does.
-"""
+With no command (or only options), `memory` lists, as `runs` does."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """What memory puts in front of the model: the L1 index (system prompt) and, per task, the SOPs and facts that fit.
 
 The index changes only when memory does (names and flags, never counters), so the system prompt stays a
-byte-identical prefix between runs; the per-task listing goes into the run's first user message.
-"""
+byte-identical prefix between runs; the per-task listing goes into the run's first user message."""
 
 from __future__ import annotations
 

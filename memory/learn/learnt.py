@@ -1,7 +1,6 @@
 """A learnt script saved as an SOP: `<name>/SKILL.md` (one usage line, this run's values as the example, the
 check) beside `<name>/scripts/`. Named and described from the task in code; the same program learnt again (its
-parameters aside) updates the SOP it already is rather than adding a copy.
-"""
+parameters aside) updates the SOP it already is rather than adding a copy."""
 
 from __future__ import annotations
 

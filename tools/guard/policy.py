@@ -198,11 +198,15 @@ class Scan:
             self.command = text(node.parent)[:200]
             check_write(self, self.word(target))
             if op in (">", ">|", "&>") and (body := node.parent.child_by_field_name("body")) is not None:  # SC2094
-                argvs = [peel(self._words(s))[0] for s in (body.named_children if body.type == "pipeline" else [body])]
+                stages = body.named_children if body.type == "pipeline" else [body]
+                argvs, name = [peel(self._words(s))[0] for s in stages], self.word(target)
                 read = {self.places.locate(w) for a in argvs if a and a[0] not in ("echo", "printf") for w in a[1:]}
-                if (found := self.places.locate(self.word(target))) in read and found and not found[0].is_dir():
+                sed = [text(s) + f" {name}" * (name not in a) for s, a in zip(stages, argvs, strict=True)
+                       if a[:1] == ["sed"] and any(w[:2] == "-i" or w == "--in-place" for w in a)]  # edits in place
+                if (found := self.places.locate(name)) in read and found and not found[0].is_dir():
                     self.flag(ASK, "clobber", f"`{self.command}` would empty {found[0].name} before reading it (the "
-                              f"shell opens the output first): write to another file, then mv it over {found[0].name}")
+                              "shell opens the output first): " + (f"sed -i edits a file in place, so run it alone: "
+                              f"{sed[0]}" if sed else f"write to another file, then mv it over {found[0].name}"))
 
     def _pipeline(self, node: Node) -> None:
         """`curl ... | sh`: a shell or Python fed what a downloader prints."""

@@ -5,8 +5,7 @@ Memory is RLIMIT_DATA, the private writable memory of each process (what malloc,
 address space only reserved, as V8, Go and the JVM do, is not counted, so they start as usual). Processes are
 RLIMIT_NPROC, which the kernel does not apply to root: as root, a pids cgroup holds the count where the host lets
 ga make one (tools/process/cgroup.py). The file size is RLIMIT_FSIZE (a write past it fails with EFBIG, the
-program gets SIGXFSZ). The private /tmp, /var/tmp, /dev/shm and HOME are each a tmpfs of the given size.
-"""
+program gets SIGXFSZ). The private /tmp, /var/tmp, /dev/shm and HOME are each a tmpfs of the given size."""
 
 from __future__ import annotations
 

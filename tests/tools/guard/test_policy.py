@@ -78,12 +78,14 @@ def test_a_command_that_would_empty_the_file_it_reads_is_asked_and_unattended_th
     # `cat todo.txt | sed ... > todo.txt`: the shell empties todo.txt before cat reads it (a 1.5B model's append)
     ctx = make_ctx()
     (ctx.workspace / "todo.txt").write_text("buy milk\ncall the bank\n")
-    for script in ("cat todo.txt | sed -i '$a DONE' > todo.txt", "awk '{print}' ./todo.txt > todo.txt",
-                   "sort -u todo.txt > todo.txt && echo sorted"):
+    for script, way in (("cat todo.txt | sed -i '$a DONE' > todo.txt", "sed -i edits a file in place, so run it "
+                         "alone: sed -i '$a DONE' todo.txt"), ("sed -i.bak 's/a/b/' todo.txt > todo.txt", "alone: sed "
+                         "-i.bak 's/a/b/' todo.txt (rule"), ("awk '{print}' ./todo.txt > todo.txt", "then mv it over"),
+                        ("sort -u todo.txt > todo.txt && echo sorted", "then mv it over todo.txt")):
         result = dispatch(ctx, script=script, type="bash")
         assert result.is_error and "would empty todo.txt before reading it" in result.content, result.content
         assert "rule: clobber; needs approval" in result.content
-        assert "then mv it over todo.txt" in result.content and "sorted" not in result.content
+        assert way in result.content and "sorted" not in result.content, result.content  # the way: computed for sed -i
         assert (ctx.workspace / "todo.txt").read_text() == "buy milk\ncall the bank\n"
     # a file an earlier line of the script makes is emptied the same way (`... > a.txt`, then `awk ... a.txt > a.txt`)
     script = "awk '{s+=$1} END {print s}' todo.txt > a.txt\nawk '{print}' a.txt > a.txt"
