@@ -44,3 +44,10 @@ def doubt(answer: str, *, run: Run, settings: Settings, ui: UI, model_settings: 
     if missing:  # the answer stands after its doubt, a file it names still unwritten: not verified
         state["last_failed"] = "the answer, while " + ", ".join(missing)
     return None
+
+
+def unwritten_note(run: Run, settings: Settings, model_settings: ModelSettings) -> str:
+    """Beside a loop's nudge: the files the task names still unwritten, and the way to write them."""
+    missing = [] if settings.check else unwritten(run.state.get("named_outputs") or [], settings.workdir)
+    act = ACT.get(model_settings.action_format, ACT["tools"])
+    return f"\n[The task names a file to write, but {', '.join(missing)}. {act} that writes it.]" * bool(missing)

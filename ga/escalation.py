@@ -22,7 +22,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from ga.answer import UNWRITTEN
+from ga.answer import UNWRITTEN, unwritten_note
 from ga.config import Settings
 from ga.model.settings import ModelSettings
 from ga.protocols import UI, Reply, ToolCall
@@ -220,7 +220,7 @@ class Escalation:
             return None
         self.run.append({"type": "nudge", "kind": "repeat", "count": s.same, "call": s.same_call})
         self.ui.notice(f"no progress: {s.same_call} gave the same result {s.same} times in a row")
-        return LOOP.format(n=s.same)
+        return LOOP.format(n=s.same) + unwritten_note(self.run, self.settings, self.model_settings)
 
     def _failed(self, call: ToolCall, result: ToolResult, *, repeat: bool = False) -> str:
         s, key = self.state, call_key(call)

@@ -3,8 +3,7 @@
 `ga` (the command `pip install .` makes), `python3 run.py` in a checkout and `python3 -m ga` are the same program;
 a hint names the one the user typed (`ga --resume ID`, `.venv/bin/python run.py --resume ID`), as argparse names
 `prog`. A background run or a scheduled one is started by ga itself (ga_command()): the parent passes its own name
-on in GA_PROG, so the hints `tail` shows are still the user's.
-"""
+on in GA_PROG, so the hints `tail` shows are still the user's."""
 
 from __future__ import annotations
 

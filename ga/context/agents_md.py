@@ -4,8 +4,7 @@ Code read (a folder without one may have Claude Code's CLAUDE.md: read in its pl
 the nearest last so it has the last word; all of it capped in size.
 
 It goes into the run's first user message, not the system prompt: the system prompt stays the same for runs in
-every folder, so a prompt-caching server keeps reusing it.
-"""
+every folder, so a prompt-caching server keeps reusing it."""
 
 from __future__ import annotations
 

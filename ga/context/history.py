@@ -6,8 +6,7 @@ when a request would pass the budget: the oldest tool results become one-line st
 is kept) down to a low-water mark, while the task, the user's messages and the newest turns stay verbatim. Only when
 masking cannot get under the budget are the oldest turns folded into a structured hand-off (ga/context/compaction.py).
 Whole turns only, so a tool call and its result are never parted. Masks, the hand-off and what the server taught
-us (its window, its token scale) live in the run's state: a resumed run sends the very same prefix.
-"""
+us (its window, its token scale) live in the run's state: a resumed run sends the very same prefix."""
 
 from __future__ import annotations
 

@@ -4,8 +4,7 @@ The parent starts `ga run --detached-child ARGS...` (a checkout's run.py, an ins
 ga/invocation.py) in its own session with stdin closed and waits only until the child has created (and locked) its
 run folder: the child then names the run on its stdout and points its stdout and stderr at RUN_DIR/output.log. So
 the run id printed is the child's own run, recorded with the child's pid, and an error before the run exists (no
-endpoint, bad flags) still reaches the user with its exit code.
-"""
+endpoint, bad flags) still reaches the user with its exit code."""
 
 from __future__ import annotations
 

@@ -6,8 +6,7 @@ GA_HOME/runs/<run_id>/           (folders 0700, files 0600: private to the user;
                      file stamps), escalation; rewritten atomically
   outputs/           full outputs of truncated tool results
   inbox/ outbox/     the mailbox (mailbox.py); heartbeat: touched while the run makes progress (liveness.py)
-  output.log         what a background run (--detach) printed
-"""
+  output.log         what a background run (--detach) printed"""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@
 A run records the process that drives it (pid and its start time, so a reused pid is not mistaken for it).
 A reader that finds that process gone says `crashed`, never `running`. Progress is the newest of the
 trajectory's and the heartbeat file's modification times: every event touches the first, streamed text and
-tool output touch the second. A live run without progress for a while is `stalled`.
-"""
+tool output touch the second. A live run without progress for a while is `stalled`."""
 
 from __future__ import annotations
 

@@ -8,8 +8,7 @@ RUN_DIR/inbox/NAME.KIND   a message to the run. KIND is `answer` (to the questio
                           Messages are read in name order. A message is consumed exactly once: the trajectory event
                           that carries its effect names it, and only then is the file moved to inbox/done/.
 RUN_DIR/outbox/           question.json while the run waits for an answer; result.json once it ended (the --json
-                          object).
-"""
+                          object)."""
 
 from __future__ import annotations
 

@@ -125,3 +125,21 @@ def test_an_answer_claiming_an_unmade_change_is_doubted_in_this_formats_words(tm
     doubt = server.requests[2]["messages"][-1]["content"]
     assert "changed no file" in doubt and "Reply with a ```bash block that makes the change" in doubt, doubt
     assert "tool" not in doubt  # this format has no tools to call (a 1.5B model answered the same claim again)
+
+
+def test_a_loop_over_an_unwritten_named_file_is_told_the_file_and_the_way_to_write_it(tmp_path, workspace):
+    home = tmp_path / "home"
+    (workspace / "count.py").write_text("print(1860)\n")
+    look = {"content": "```bash\ncat result.txt\n```"}
+    steps = [{"content": "```bash\npython3 count.py\n```"}, {"content": "```bash\ntouch result.txt\n```"},
+             look, look, look, {"content": "```bash\necho 1860 > result.txt\n```"}, {"content": "result.txt: 1860."}]
+    with ScriptedServer(steps) as server:
+        proc = ga(["Run count.py and write the number it prints into result.txt", "--json"], server, home, workspace,
+                  **BASH)
+        server.assert_complete()
+    assert json.loads(proc.stdout)["status"] == "done", proc.stderr
+    nudged = server.requests[5]["messages"][-1]["content"]
+    assert "Same call, same result 3 times" in nudged, nudged
+    assert "[The task names a file to write, but `result.txt` is empty. Reply with a ```bash block that writes it.]" \
+        in nudged
+    assert "task names a file" not in server.requests[4]["messages"][-1]["content"]  # only beside the loop's nudge
