@@ -26,6 +26,7 @@ READ_IT = ("(The page's text is for you to read: a script cannot read it. Take w
            "to write a value into a file, echo 'VALUE' > FILE; to answer, reply without a block.)")
 _BLOCK = re.compile(r"```([\w+-]*)[ \t]*\n(.*?)```", re.DOTALL)
 """A closed block: a fence left open in a reply not cut holds prose (a small model's answer), never a command."""
+_ANSWER = re.compile(r"```([\w+-]*)[ \t]*\n(?:(.*?)```)?", re.DOTALL)  # in an answer: a block, or a fence left open
 _ECHO = re.compile(r"\[exit code -?\d+ · |\[killed after |^\s*(?:# )?Output:?\s*$|^note: it printed nothing",
                    re.MULTILINE)
 """ga's own result text: a block that copies it back (a small model imitating the conversation) runs nothing."""
@@ -76,7 +77,7 @@ class TextActions:
             acted = any(m["role"] == "assistant" and m.get("tool_calls") for m in messages)
             self._act(reply, known, comments=not acted)
             if not reply.tool_calls:
-                reply.content = _BLOCK.sub(_uncommented, reply.content).strip()
+                reply.content = _ANSWER.sub(_uncommented, reply.content).strip()
         return reply
 
     def _act(self, reply: Reply, known: set[str], *, comments: bool) -> None:
@@ -136,10 +137,10 @@ def _call(body: str, kind: str, known: set[str]) -> tuple[ToolCall, str]:
 
 
 def _uncommented(block: re.Match) -> str:
-    """A comments-only block of a final answer as the prose it is; any other block as it was."""
-    body = block.group(2)
-    if block.group(1).lower() not in _SHELLS | _PYTHONS or not _said(body):
-        return block.group(0)
+    """In a final answer: a comments-only block as the prose it is, a fence left open gone (its prose stays), any
+    other block as it was."""
+    if (body := block.group(2)) is None or block.group(1).lower() not in _SHELLS | _PYTHONS or not _said(body):
+        return "" if body is None else block.group(0)
     return "\n".join(line.strip().lstrip("#").strip() for line in body.splitlines() if line.strip())
 
 

@@ -5,8 +5,7 @@ that split a pair across two chunks, or from file names and output that were not
 surrogateescape as \\udc80-\\udcff). Encoding such a string raises, so a run would crash where it is written,
 and crash again on every --resume. Everything written to the trajectory or the state, hashed, or sent to the
 server goes through scrub() first: pairs are joined, an escaped byte becomes the text `\\xNN`, any other lone
-surrogate becomes U+FFFD.
-"""
+surrogate becomes U+FFFD."""
 
 from __future__ import annotations
 
