@@ -15,7 +15,7 @@ CLAIMED = ("Nothing was written: this run has changed no file in the workspace, 
            "{act} that makes the change; if no file should change, give your answer again, saying what is true.")
 UNWRITTEN = ("Before you finish: the task names a file to write, but {files}. If the task asks for it: {act} that "
              "writes it; otherwise give your final answer again.")
-ACT = {"tools": "Call a tool", "bash": "Reply with a ```bash block"}  # by ModelSettings.action_format
+ACT = {"tools": "Call a tool", "bash": "Reply with a ```bash block"}  # by ModelSettings.action_format (checked)
 
 
 class FalseClaim(AgentStop):
@@ -39,7 +39,7 @@ def doubt(answer: str, *, run: Run, settings: Settings, ui: UI, model_settings: 
         run.append({"type": "nudge", "kind": kind, **({"word": word} if word else {"files": missing})})
         ui.notice(f"the answer says \"{word}\" but this run changed no file: doubted once" if word else
                   f"the answer came but {', '.join(missing)}: doubted once")
-        act = ACT.get(model_settings.action_format, ACT["tools"])  # said in the run's own format
+        act = ACT[model_settings.action_format]  # said in the run's own format
         return CLAIMED.format(word=word, act=act) if word else UNWRITTEN.format(files=", ".join(missing), act=act)
     if missing:  # the answer stands after its doubt, a file it names still unwritten: not verified
         state["last_failed"] = "the answer, while " + ", ".join(missing)
@@ -49,5 +49,5 @@ def doubt(answer: str, *, run: Run, settings: Settings, ui: UI, model_settings: 
 def unwritten_note(run: Run, settings: Settings, model_settings: ModelSettings) -> str:
     """Beside a loop's nudge: the files the task names still unwritten, and the way to write them."""
     missing = [] if settings.check else unwritten(run.state.get("named_outputs") or [], settings.workdir)
-    act = ACT.get(model_settings.action_format, ACT["tools"])
+    act = ACT[model_settings.action_format]
     return f"\n[The task names a file to write, but {', '.join(missing)}. {act} that writes it.]" * bool(missing)

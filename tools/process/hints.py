@@ -17,9 +17,9 @@ PIP_NAMES = dict(re.findall(r"(\S+)=(\S+)", (
     "psycopg2=psycopg2-binary win32api=pywin32 wx=wxpython telegram=python-telegram-bot slugify=python-slugify "
     "multipart=python-multipart jose=python-jose ldap=python-ldap Bio=biopython")))
 """Import names whose pip package is named otherwise."""
-SHELL_BUILTINS = frozenset(re.split(" ", "cd export source set unset alias exec ulimit umask if then else elif fi case "
-                                    "esac for select while until do done in function time declare local let read "
-                                    "return shift trap wait eval printf echo test break continue"))  # and keywords
+SHELL_BUILTINS = frozenset("cd export source set unset alias exec ulimit umask if then else elif fi case esac for "  # noqa: SIM905
+                           "select while until do done in function time declare local let read return shift trap wait "
+                           "eval printf echo test break continue".split())  # builtins and reserved words
 _MISSING_MODULE = re.compile(r"No module named '([\w.]+)'")
 _NOT_FOUND = re.compile(r"^(?:.*?: )?(?:line \d+: )?([^\s:]+): (?:command )?not found$", re.MULTILINE)
 _TEXT_WORD = re.compile(r"[-*+>|]+|#+|\d+[.)]|\w+:")
