@@ -16,6 +16,7 @@ CLAIMED = ("Nothing was written: this run has changed no file in the workspace, 
 UNWRITTEN = ("Before you finish: the task names a file to write, but {files}. If the task asks for it: {act} that "
              "writes it; otherwise give your final answer again.")
 ACT = {"tools": "Call a tool", "bash": "Reply with a ```bash block"}  # by ModelSettings.action_format (checked)
+FINISH = {"tools": "reply without a tool call", "bash": "reply without a code block"}
 
 
 class FalseClaim(AgentStop):
@@ -46,8 +47,12 @@ def doubt(answer: str, *, run: Run, settings: Settings, ui: UI, model_settings: 
     return None
 
 
-def unwritten_note(run: Run, settings: Settings, model_settings: ModelSettings) -> str:
-    """Beside a loop's nudge: the files the task names still unwritten, and the way to write them."""
+def loop_note(run: Run, settings: Settings, model_settings: ModelSettings) -> str:
+    """Beside a loop's nudge: the files the task names still unwritten and the way to write them; in a run that has
+    changed no file (a question's), the way to answer with what came back."""
     missing = [] if settings.check else unwritten(run.state.get("named_outputs") or [], settings.workdir)
-    act = ACT[model_settings.action_format]
-    return f"\n[The task names a file to write, but {', '.join(missing)}. {act} that writes it.]" * bool(missing)
+    form = model_settings.action_format
+    if missing:
+        return f"\n[The task names a file to write, but {', '.join(missing)}. {ACT[form]} that writes it.]"
+    quiet = changed_since(run.state.get("workspace_print"), settings.workdir) is False
+    return f"\n[If this result answers the task, {FINISH[form]}: state the answer.]" * quiet

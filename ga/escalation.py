@@ -22,7 +22,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from ga.answer import UNWRITTEN, unwritten_note
+from ga.answer import UNWRITTEN, loop_note
 from ga.config import Settings
 from ga.model.settings import ModelSettings
 from ga.protocols import UI, Reply, ToolCall
@@ -49,6 +49,8 @@ HINT_2 = ("[Escalation stage 2: {why}. Stop retrying. Probe the environment (wha
           "re-read the relevant SOPs, then switch to a different approach.{alternative} Tried so far:\n{tried}]")
 REWRITE = (" For {path}, which your patches did not fit: read it whole with file_read, then send the whole corrected "
            "file with file_write.")
+ANOTHER_WAY = " The same command sent again fails the same way: do the step another way, e.g. as a Python script ({})."
+PYTHON = {"tools": 'code_run type="python"', "bash": "python3 - <<'EOF' ... EOF"}  # by the run's action_format
 HINT_2_AGAIN = "[Stage 2, {n} failures in a row: do not retry what failed; switch approach.]"
 HINT_3 = "[Escalation stage 3: {why}. The user has been asked for help; wait for the answer.]"
 LOOP = ("[Same call, same result {n} times in a row: no progress. Use what you already have, or do something "
@@ -112,14 +114,18 @@ def gist(content: str, limit: int = 80, *, sentence: bool = True) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _alternative(call: ToolCall) -> str:
-    """A concrete other way the runtime can name: a file the patches did not fit is written whole."""
+def _alternative(call: ToolCall, form: str) -> str:
+    """A concrete other way the runtime can name: a file the patches did not fit is written whole; a shell command
+    that failed is done as a Python script (a small model sent the same sed or awk line eight times)."""
     try:
         args = json.loads(call.arguments) if isinstance(call.arguments, str) else call.arguments
     except (json.JSONDecodeError, RecursionError):
         return ""
-    path = args.get("path") if call.name == "file_patch" and isinstance(args, dict) else None
-    return REWRITE.format(path=path[:200]) if isinstance(path, str) and path else ""
+    path, script = (args.get("path"), args.get("script")) if isinstance(args, dict) else (None, None)
+    if call.name == "code_run" and isinstance(script, str) and args.get("type") != "python" and \
+            not script.lstrip().startswith("python"):
+        return ANOTHER_WAY.format(PYTHON[form])
+    return REWRITE.format(path=path[:200]) if call.name == "file_patch" and isinstance(path, str) and path else ""
 
 
 def informative(result: ToolResult) -> bool:
@@ -151,8 +157,7 @@ class Escalation:
         """Count one result; return it with the hint the model should read, if any.
 
         A success resets the count when it can be the fix: a change, a human's answer, or the same tool that failed
-        working now. Looking around (another read-only tool succeeding beside the failing one) does not.
-        """
+        working now. Looking around (another read-only tool succeeding beside the failing one) does not."""
         s, hint = self.state, None
         if s.asking:  # while a question to the human is pending, nothing else moves the stage
             if call.name == "ask_user" and not result.is_error:
@@ -220,7 +225,7 @@ class Escalation:
             return None
         self.run.append({"type": "nudge", "kind": "repeat", "count": s.same, "call": s.same_call})
         self.ui.notice(f"no progress: {s.same_call} gave the same result {s.same} times in a row")
-        return LOOP.format(n=s.same) + unwritten_note(self.run, self.settings, self.model_settings)
+        return LOOP.format(n=s.same) + loop_note(self.run, self.settings, self.model_settings)
 
     def _failed(self, call: ToolCall, result: ToolResult, *, repeat: bool = False) -> str:
         s, key = self.state, call_key(call)
@@ -240,7 +245,8 @@ class Escalation:
         if stage == 1:
             return hint
         s.stage2_at = n
-        return HINT_2.format(why=why, alternative=_alternative(call), tried="\n".join(f"- {line}" for line in s.tried))
+        return HINT_2.format(why=why, alternative=_alternative(call, self.model_settings.action_format),
+                             tried="\n".join(f"- {line}" for line in s.tried))
 
     def _next_stage(self, n: int, repeat: bool, name: str) -> tuple[int, str]:
         s, first, last = self.state, self.settings.stage2_after, self.settings.stage3_after

@@ -61,10 +61,8 @@ def decode(raw: str | dict | None, tool: str) -> tuple[dict, str]:
             deep = True
             break
         except json.JSONDecodeError as e:
-            raise ToolError(
-                f"The arguments for {tool} are not valid JSON ({e.msg} at char {e.pos}): {echo(raw)}. "
-                "Send one JSON object with the parameters, strings quoted and escaped."
-            ) from None
+            raise ToolError(f"The arguments for {tool} are not valid JSON ({e.msg} at char {e.pos}): {echo(raw)}. "
+                            "Send one JSON object with the parameters, strings quoted and escaped.") from None
         decoded += 1
     if deep or not _shallow(value, MAX_DEPTH):
         raise ToolError(f"The arguments for {tool} are nested more than {MAX_DEPTH} levels deep: {echo(raw, 120)}. "

@@ -25,8 +25,7 @@ class Result(Protocol):
     details: dict
 
 
-def fit(ids: list[str], results: list[Result], budget: int, *, save: Callable[[str, str], Path],
-        shown: dict) -> int:
+def fit(ids: list[str], results: list[Result], budget: int, *, save: Callable[[str, str], Path], shown: dict) -> int:
     """Cut the largest of one group's results until the group is within `budget` tokens; the tokens used.
     `save(name, text)` keeps a whole result; `shown` is the run's SHOWN_RESULTS (a cut result is no longer shown)."""
     sizes = [tokens.estimate(r.content) for r in results]

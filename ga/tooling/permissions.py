@@ -54,8 +54,7 @@ def confine(path: str, workspace: Path, roots: list[Path], *, write: bool) -> Pa
     then open exactly the returned path without following links (ga/tooling/boundary/confined.py), so a link that
     changes after this check cannot take them outside. A path outside is never rewritten onto a workspace file,
     whatever it looks like: the refusal names the workspace file the model may have meant, and a model that reads
-    errors retries.
-    """
+    errors retries."""
     if not path or "\x00" in path:
         raise PermissionDenied(f"Invalid path {path!r}: give a file path relative to the workspace.")
     raw = Path(os.path.expanduser(path))

@@ -176,6 +176,8 @@ def test_a_no_progress_loop_is_nudged_then_pauses_for_the_human(settings):
     assert (outcome.status, outcome.exit_code) == ("paused", 3)
     assert "same result 5 times in a row" in outcome.answer and "file_read path=here.txt" in outcome.answer
     assert "no progress" in results(model.requests[3])[-1] and "no progress" not in results(model.requests[2])[-1]
+    assert "[If this result answers the task, reply without a tool call: state the answer.]" in \
+        results(model.requests[3])[-1]  # the run changed no file: what came back may be the answer
     assert [e["kind"] for e in run.events() if e["type"] == "nudge"] == ["repeat"] and stages(run) == [3]
     assert any(n.startswith("no progress:") for n in ui.notices)
 
@@ -319,6 +321,19 @@ def test_cli_a_failing_program_counts_and_its_error_line_is_listed(home, workspa
     stage_2 = results(server.requests[2])[-1]
     assert "code_run repeated with the same arguments after it failed" in stage_2
     assert "ModuleNotFoundError: No module named 'nosuchmod'" in stage_2.split("Tried so far:")[1]
+    assert "as a Python script" not in stage_2  # it is one
+
+
+def test_stage_2_after_a_shell_command_failed_again_names_a_python_script_in_the_runs_own_format(home, workspace):
+    # a 1.5B model sent one failing sed or awk line eight times; told this, it wrote the step in Python
+    (workspace / "r.txt").write_text("1\n2\n")
+    awk = {"tool_calls": [tool_call("code_run", script="awk 'BEGIN {r = function(x) {return x}}' r.txt", type="bash")]}
+    with ScriptedServer([awk, awk, {"content": "cannot do it"}]) as server:
+        proc = ga(["Average r.txt"], server, home, workspace)
+    assert proc.returncode == 0, proc.stderr
+    stage_2 = results(server.requests[2])[-1]
+    assert "then switch to a different approach. The same command sent again fails the same way: do the step another " \
+           'way, e.g. as a Python script (code_run type="python"). Tried so far:' in stage_2, stage_2
 
 
 def test_stage_2_after_failing_patches_names_the_whole_rewrite_of_that_file(settings, workspace):

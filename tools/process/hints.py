@@ -32,7 +32,7 @@ _IN_SHELL = {name: f"`{name}` is a tool, not a shell command: a script cannot ca
     "file_write": "In a script, write a file with cat > FILE <<'EOF' ... EOF"}.items()}
 """ga's tools written as shell commands (a small model in the text format, which has only the shell)."""
 _PY_SYNTAX = re.compile(r'File "[^"]*", line (\d+)\n(?:.*\n){0,3}?(SyntaxError|IndentationError|TabError): (.*)')
-_SH_SYNTAX = re.compile(r"line (\d+): (syntax error.*)")
+_SH_SYNTAX = re.compile(r"^(?!\s*(?:[gmn]?awk|sed|bc|jq)\b).*?line (\d+): (syntax error.*)", re.M)  # not awk's
 _CODE = frozenset({".py", ".sh", ".bash", ".js", ".mjs", ".ts", ".rb", ".pl", ".php", ".lua", ".r", ".awk", ".sed"})
 """A missing file of these is a program to write; of any other (an input, a page) no content is suggested."""
 _PORT_IN_USE = re.compile(r"address already in use|EADDRINUSE|port is already allocated|already in use", re.I)

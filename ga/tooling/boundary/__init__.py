@@ -9,5 +9,4 @@
 - trust.py: the settings a run started with, kept by its resume (state.json lies in GA_HOME, out of reach).
 
 The command policy and the sandbox that enforce much of this for code_run are tools/guard/; ga/tooling/permissions.py
-confines paths to the workspace and the allowed folders.
-"""
+confines paths to the workspace and the allowed folders."""

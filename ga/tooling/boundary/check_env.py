@@ -5,8 +5,7 @@ For the check that would let a pytest.py or unittest.py the run wrote answer for
 forged). The check runs instead with Python's safe path (PYTHONSAFEPATH=1: neither the script's folder nor the
 working folder goes first on sys.path), without the workspace on PYTHONPATH, and with check_site/sitecustomize.py,
 which puts the workspace (and the user's PYTHONPATH entries inside it) last on sys.path and notes each workspace
-file Python opens or imports, for the check's result (ga/check.py keeps those the run made or changed).
-"""
+file Python opens or imports, for the check's result (ga/check.py keeps those the run made or changed)."""
 
 from __future__ import annotations
 

@@ -6,8 +6,7 @@ allowed root it lies in, one component at a time, never following a symlink (O_N
 or listing happens relative to the descriptor of the folder that was walked. A component that changed in between
 (a folder swapped for a symlink while a background process flips it) fails the walk; the path is then checked and
 walked again, and after a few such failures in a row the call gives up with a clear message. Nothing is ever
-opened through a link that appeared after the check.
-"""
+opened through a link that appeared after the check."""
 
 from __future__ import annotations
 
@@ -178,8 +177,7 @@ def _step(fd: int, part: str, *, create: bool) -> int | None:
 def confined(ctx: ToolContext, path: str, body: Callable[[Place], T], *, write: bool, parents: bool = False) -> T:
     """Check `path` (ctx.resolve: the precise refusals), walk to it, run `body` on its Place; again if raced.
 
-    `body` may raise Raced only before it changed anything (it comes from the first open or stat of the entry).
-    """
+    `body` may raise Raced only before it changed anything (it comes from the first open or stat of the entry)."""
     for attempt in range(RACE_RETRIES):
         try:
             real = ctx.resolve(path, write=write)

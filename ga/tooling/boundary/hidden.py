@@ -5,8 +5,7 @@ One list for both sides, whatever the workspace holds (it may be HOME itself): t
 credential store by naming it, or something inside it (--allow-path ~/.aws, GA_SANDBOX_READ=~/.ssh/known_hosts); a
 folder that merely holds one (--allow-path ~) shows none. GA_HOME is never shown whole, naming or not: the sandbox
 shows its SOPs (read-only); the file tools read its SOPs, its memory and the run's own folder, and write memory only
-after start_long_term_update (`open`).
-"""
+after start_long_term_update (`open`)."""
 
 from __future__ import annotations
 

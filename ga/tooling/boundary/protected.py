@@ -17,8 +17,7 @@ counts as approval, since the human already saw the change. Before that, `admit`
 never reaches (hidden.py: credential stores, GA_HOME, the local model's key) and memory written outside
 the memory path. code_run's policy flags the same paths (HOME's start-up files as outside the workspace), and all of
 GA_HOME (tools/guard); inside the sandbox they are read-only or hidden, and git metadata a command creates is made
-harmless after it (tools/guard/git_meta.py).
-"""
+harmless after it (tools/guard/git_meta.py)."""
 
 from __future__ import annotations
 

@@ -144,3 +144,27 @@ def test_a_loop_over_an_unwritten_named_file_is_told_the_file_and_the_way_to_wri
     assert "[The task names a file to write, but `result.txt` is empty. Reply with a ```bash block that writes it.]" \
         in nudged
     assert "task names a file" not in server.requests[4]["messages"][-1]["content"]  # only beside the loop's nudge
+    assert "If this result answers the task" not in nudged  # the run wrote a file: its loop is no question's
+
+
+def test_a_question_whose_run_only_reads_is_told_at_its_loop_how_to_answer_with_what_came_back(tmp_path, workspace):
+    (workspace / "app.py").write_text("print(1)\n" * 11)
+    count = {"content": "```bash\ncat app.py | wc -l\n```"}  # a 1.5B model repeated this until the human was asked
+    with ScriptedServer([count, count, count, {"content": "app.py has 11 lines."}]) as server:
+        proc = ga(["How many lines does app.py have?", "--json"], server, tmp_path / "home", workspace, **BASH)
+        server.assert_complete()
+    assert json.loads(proc.stdout)["answer"] == "app.py has 11 lines.", proc.stderr
+    nudged = server.requests[3]["messages"][-1]["content"]
+    assert nudged.endswith("11\n[Same call, same result 3 times in a row: no progress. Use what you already have, or "
+                           "do something different; to wait for something, wait longer between checks.]\n[If this "
+                           "result answers the task, reply without a code block: state the answer.]"), nudged
+
+
+def test_a_shell_block_failing_again_is_told_to_do_the_step_as_a_python_heredoc(tmp_path, workspace):
+    (workspace / "r.txt").write_text("1\n2\n")
+    awk = {"content": "```bash\nawk 'BEGIN {r = function(x) {return x}}' r.txt > avg.txt\n```"}
+    with ScriptedServer([awk, awk, *[{"content": "I could not do it."}] * 2]) as server:  # doubted once: avg.txt
+        proc = ga(["Write the average of r.txt into avg.txt", "--json"], server, tmp_path / "home", workspace, **BASH)
+        server.assert_complete()
+    stage_2 = server.requests[2]["messages"][-1]["content"]
+    assert "e.g. as a Python script (python3 - <<'EOF' ... EOF). Tried so far:" in stage_2, (stage_2, proc.stderr)

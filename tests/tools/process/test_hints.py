@@ -45,6 +45,8 @@ def test_hint_syntax_error_names_the_line(make_ctx):
     assert "hint: SyntaxError at line 2 of the script: `print('ok'`" in content
     bash = run(make_ctx(), "echo a\nif then fi\n", type="bash").content
     assert "hint: bash syntax error at line 2" in bash
+    awk = run(make_ctx(), "echo 1 | awk 'BEGIN {r = function(x) {return x}}'\n", type="bash")  # awk's line 1
+    assert awk.is_error and "hint: bash syntax error" not in awk.content, awk.content
 
 
 def test_hint_port_in_use(make_ctx):

@@ -3,8 +3,7 @@
 The workspace goes last on sys.path: its own modules still import, but none takes the place of the standard
 library's or an installed package's (a pytest.py or unittest.py written by the run cannot answer for the real one).
 Each file of the workspace Python opens or imports is noted in the report file, for the check's result. Then the
-sitecustomize this one stands in front of, if any, runs as it would have.
-"""
+sitecustomize this one stands in front of, if any, runs as it would have."""
 
 import os
 import sys
