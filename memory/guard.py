@@ -3,8 +3,7 @@
 Memory is written only by the model's explicit file writes (after start_long_term_update opened it) and by
 the scripts ga learns from verified runs; both pass through here. Secrets are ga's own secret variables,
 key-shaped strings, URL passwords (ga/tooling/redact.py), `password = ...`-style assignments, and every such value
-seen anywhere in the run's trajectory (an env dump, a config file the model read), wherever it shows up again.
-"""
+seen anywhere in the run's trajectory (an env dump, a config file the model read), wherever it shows up again."""
 
 from __future__ import annotations
 

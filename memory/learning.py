@@ -5,8 +5,7 @@ After a finished run (GA_LEARN on): secrets swept out of whatever memory files t
 every SOP it read or ran updated, a one-paragraph archive written, and, when the run is verified (its --check
 passed; without one, it ended done with its last calls succeeding), the code that did its work extracted into a
 script SOP, kept only when a replay reproduces the run (memory/learn/). No model request is made, so a local
-model's cached prompt stays warm. Nothing here can fail the run: every error becomes one terminal line.
-"""
+model's cached prompt stays warm. Nothing here can fail the run: every error becomes one terminal line."""
 
 from __future__ import annotations
 

@@ -6,8 +6,7 @@
 3. The task's values in what is left become parameters (script.py), and the script is replayed once more
    with this run's values, then the run's check, if it had one, is run on the result.
 
-Replays run through the same policy and sandbox as code_run, without network, on copies: never on the workspace.
-"""
+Replays run through the same policy and sandbox as code_run, without network, on copies: never on the workspace."""
 
 from __future__ import annotations
 
@@ -65,7 +64,11 @@ class _Trial:
         self.staging = staging
         """Where a script is put while it is tried: beside the SOPs (where a learnt one runs from), not in the
         workspace, so the policy and the sandbox see it as they will when it is used."""
-        self.deadline = time.monotonic() + BUDGET
+        self.deadline, self.why = time.monotonic() + BUDGET, ""
+
+    def said(self) -> str:
+        """Why the last replay did not reproduce the run, said after a reason (nothing when the time was up)."""
+        return f" ({self.why})" if self.why else ""
 
     def constant(self, script: Script, values: list[str]) -> bool:
         """Whether the script makes the very outputs it made with its inputs changed each way (_changed_inputs): it
@@ -91,13 +94,18 @@ class _Trial:
                 return None
             timeout = max(1.0, min(REPLAY_TIMEOUT, self.deadline - time.monotonic()))
             ok, output = self.replayer.run(script.command(str(self.staging), values), root, "ws", timeout)
-            if not ok or snapshot.same(self.outputs, self.workspace, root / "ws"):
+            differ = snapshot.same(self.outputs, self.workspace, root / "ws") if ok else []
+            if not ok or differ:
+                said = [line for line in output.splitlines() if line.strip() and not line.startswith(("hint", "note"))]
+                self.why = f"{', '.join(differ)} came out different" if ok else f"it failed: {(said or [''])[-1][:200]}"
                 return False
             if mutate:  # the same outputs from other input
                 return True
-            if set(snapshot.changes(self.before, root / "ws", ignore=self.ignore)) - set(self.outputs):
-                return False  # it changed what the run did not: a script does its task's work and nothing else
-            if any(value not in output for value in self.answer):
+            if extra := set(snapshot.changes(self.before, root / "ws", ignore=self.ignore)) - set(self.outputs):
+                self.why = f"it also changed {', '.join(sorted(extra))}"  # a script does its task's work, no more
+                return False
+            if missed := [value for value in self.answer if value not in output]:
+                self.why = f"it did not print {', '.join(missed)}"
                 return False
             return not check or self.replayer.run(check, root, "ws", timeout)[0]
         finally:
@@ -132,7 +140,7 @@ def extract(*, task: str, events: list[dict], workspace: Path, run_dir: Path, an
     steps = steps[-MAX_STEPS:]
     announce()
     if not steps or not trial.reproduces(build(steps)):
-        return "replaying the run's own steps on the workspace as it was did not reproduce its outputs"
+        return f"replaying the run's own steps on the workspace as it was did not reproduce its outputs{trial.said()}"
     for step in list(steps):  # the first steps are the likeliest exploration
         rest = [s for s in steps if s is not step]
         if rest and trial.reproduces(build(rest)):
@@ -146,7 +154,7 @@ def extract(*, task: str, events: list[dict], workspace: Path, run_dir: Path, an
         return "what the run wrote was typed, not computed from the workspace or the task's values"
     if not trial.reproduces(script, [p.value for p in script.parameters], check):
         why = "the check did not pass on" if check else "it did not reproduce"
-        return f"the script with the task's values lifted into parameters: {why} the run's outputs"
+        return f"the script with the task's values lifted into parameters: {why} the run's outputs{trial.said()}"
     if not check and outputs and trial.constant(script, [p.value for p in script.parameters]):
         return ("the script writes the same outputs whatever its input files hold: a constant, not a procedure "
                 "(and no check says it is right)")

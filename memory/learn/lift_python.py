@@ -2,8 +2,7 @@
 
 A string constant that is a task value becomes the parameter's name; one that holds a value among other text
 becomes an f-string around it; a number the task names becomes the parameter (never an index or a slice bound).
-Edits are made at the constants' own positions, so the program keeps its layout and comments.
-"""
+Edits are made at the constants' own positions, so the program keeps its layout and comments."""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@
 A value in a bare word becomes "${NAME}", in single quotes it is spliced between them ('a'"${NAME}"'b'), in double
 quotes and unquoted here-documents it is ${NAME}. A here-document fed to Python (`python3 - <<'EOF'`) is lifted
 as Python, its parameters read from the environment (the learnt script exports them). A quoted here-document of
-other text is unquoted, its `$`, backquotes and backslashes escaped, so the value can go in.
-"""
+other text is unquoted, its `$`, backquotes and backslashes escaped, so the value can go in."""
 
 from __future__ import annotations
 

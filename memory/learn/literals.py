@@ -4,8 +4,7 @@ A learnt script takes these as its arguments, so the next task of the same kind 
 sources: what the task marks or shapes as a value (quoted spans, file names, URLs, numbers, ALL-CAPS words), and
 whole constants of the run's code that the task says in so many words (`row["amount"]` when the task says "the
 column amount"). Parameters are ordered as the task names them, and named after their role where the task or the
-workspace says it (an input file, an output file, the word before the value: column, key, level).
-"""
+workspace says it (an input file, an output file, the word before the value: column, key, level)."""
 
 from __future__ import annotations
 

@@ -2,8 +2,7 @@
 policy, unattended: what would need a human is refused) in the sandbox, in a throw-away workspace, and offline
 whatever GA_SANDBOX_NET says (a learnt script must not post the run's message a second time).
 
-code_run's spec and the sandbox's probe are handed in by the composition root (ga/cli): memory/ never imports tools/.
-"""
+code_run's spec and the sandbox's probe are handed in by the composition root (ga/cli): memory/ never imports tools/."""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@ otherwise `run.sh`, each step in its own subshell as code_run ran it (beside any
 
 With parameters, the task's values in the steps become the script's arguments: `sys.argv` in a Python file, shell
 variables exported by run.sh (its Python steps read them from the environment). Without, the steps run as they
-did (the replay that decides which steps did the work).
-"""
+did (the replay that decides which steps did the work)."""
 
 from __future__ import annotations
 

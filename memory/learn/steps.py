@@ -2,8 +2,7 @@
 
 Reads (file_read, web_scan...) and failed calls are dropped here; exploration that changed nothing is dropped
 later, by replaying without it (extract.py). A program the run wrote and then ran (`python3 solve.py`)
-is one step: running that program, its text kept as it was when it ran.
-"""
+is one step: running that program, its text kept as it was when it ran."""
 
 from __future__ import annotations
 
