@@ -66,9 +66,8 @@ class _Trial:
         workspace, so the policy and the sandbox see it as they will when it is used."""
         self.deadline, self.why = time.monotonic() + BUDGET, ""
 
-    def said(self) -> str:
-        """Why the last replay did not reproduce the run, said after a reason (nothing when the time was up)."""
-        return f" ({self.why})" if self.why else ""
+    def said(self) -> str:  # why the last replay did not reproduce the run, after a reason (nothing: out of time)
+        return f" ({self.why})" * bool(self.why)
 
     def constant(self, script: Script, values: list[str]) -> bool:
         """Whether the script makes the very outputs it made with its inputs changed each way (_changed_inputs): it
@@ -80,6 +79,7 @@ class _Trial:
     def reproduces(self, script: Script, values: list[str] | None = None, check: str = "", *,
                    mutate: str = "") -> bool | None:
         """Whether the script makes the run's outputs (`mutate`: on inputs changed so; None: nothing to change)."""
+        self.why = ""
         if time.monotonic() >= self.deadline:
             return False
         root = Path(tempfile.mkdtemp(prefix="ga-learn-"))
@@ -96,8 +96,8 @@ class _Trial:
             ok, output = self.replayer.run(script.command(str(self.staging), values), root, "ws", timeout)
             differ = snapshot.same(self.outputs, self.workspace, root / "ws") if ok else []
             if not ok or differ:
-                said = [line for line in output.splitlines() if line.strip() and not line.startswith(("hint", "note"))]
-                self.why = f"{', '.join(differ)} came out different" if ok else f"it failed: {(said or [''])[-1][:200]}"
+                told = [ln for ln in output.splitlines() if ln.strip() and not ln.startswith(("hint:", "note:"))]
+                self.why = f"{', '.join(differ)} came out different" if ok else f"it failed: {(told or [''])[-1][:200]}"
                 return False
             if mutate:  # the same outputs from other input
                 return True
