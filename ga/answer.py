@@ -48,11 +48,11 @@ def doubt(answer: str, *, run: Run, settings: Settings, ui: UI, model_settings: 
 
 
 def loop_note(run: Run, settings: Settings, model_settings: ModelSettings) -> str:
-    """Beside a loop's nudge: the files the task names still unwritten and the way to write them; in a run that has
-    changed no file (a question's), the way to answer with what came back."""
+    """Beside a loop's nudge: the named files still unwritten and how to write them; to a question, how to answer."""
     missing = [] if settings.check else unwritten(run.state.get("named_outputs") or [], settings.workdir)
     form = model_settings.action_format
     if missing:
         return f"\n[The task names a file to write, but {', '.join(missing)}. {ACT[form]} that writes it.]"
-    quiet = changed_since(run.state.get("workspace_print"), settings.workdir) is False
+    asks = str(run.state.get("task", "")).rstrip().endswith(("?", "\uff1f"))  # what came back may be its answer
+    quiet = asks and changed_since(run.state.get("workspace_print"), settings.workdir) is False  # nothing written
     return f"\n[If this result answers the task, {FINISH[form]}: state the answer.]" * quiet

@@ -176,8 +176,11 @@ def test_a_no_progress_loop_is_nudged_then_pauses_for_the_human(settings):
     assert (outcome.status, outcome.exit_code) == ("paused", 3)
     assert "same result 5 times in a row" in outcome.answer and "file_read path=here.txt" in outcome.answer
     assert "no progress" in results(model.requests[3])[-1] and "no progress" not in results(model.requests[2])[-1]
-    assert "[If this result answers the task, reply without a tool call: state the answer.]" in \
-        results(model.requests[3])[-1]  # the run changed no file: what came back may be the answer
+    assert "If this result answers" not in results(model.requests[3])[-1]  # no question: its result answers nothing
+    asked = Run.create(settings.runs_dir, "Which file holds the config?", {})
+    _, model, _, _ = start(settings, [HERE] * 5, run=asked)
+    assert results(model.requests[3])[-1].endswith("[If this result answers the task, reply without a tool call: state "
+                                                   "the answer.]")  # a question whose run changed no file
     assert [e["kind"] for e in run.events() if e["type"] == "nudge"] == ["repeat"] and stages(run) == [3]
     assert any(n.startswith("no progress:") for n in ui.notices)
 
