@@ -1,15 +1,16 @@
-"""A final answer doubted once before the run ends on it (ModelSettings.doubt_claims): one that claims a change the
-workspace does not show, or one given while a file the task names is still unwritten."""
+"""A final answer doubted once before the run ends on it (ModelSettings.doubt_claims); beside a loop or a failure,
+the way out. Both said in the run's own format (ModelSettings.action_format)."""
 
 from __future__ import annotations
 
 from ga.config import Settings
-from ga.errors import AgentStop
+from ga.errors import AgentStop, ToolError
 from ga.model.settings import ModelSettings
-from ga.protocols import UI
+from ga.protocols import UI, ToolCall
 from ga.reply import claimed_change
 from ga.runs.folder import Run
-from ga.tooling.effects import changed_since, unwritten
+from ga.tooling.arguments import parse
+from ga.tooling.effects import ASKS, changed_since, unwritten
 
 CLAIMED = ("Nothing was written: this run has changed no file in the workspace, though your answer says \"{word}\". "
            "{act} that makes the change; if no file should change, give your answer again, saying what is true.")
@@ -17,6 +18,10 @@ UNWRITTEN = ("Before you finish: the task names a file to write, but {files}. If
              "writes it; otherwise give your final answer again.")
 ACT = {"tools": "Call a tool", "bash": "Reply with a ```bash block"}  # by ModelSettings.action_format (checked)
 FINISH = {"tools": "reply without a tool call", "bash": "reply without a code block"}
+PYTHON = {"tools": 'code_run type="python"', "bash": "python3 - <<'EOF' ... EOF"}
+REWRITE = (" For {path}, which your patches did not fit: read it whole with file_read, then send the whole corrected "
+           "file with file_write.")
+ANOTHER_WAY = " The same command sent again fails the same way: do the step another way, e.g. as a Python script ({})."
 
 
 class FalseClaim(AgentStop):
@@ -50,9 +55,20 @@ def doubt(answer: str, *, run: Run, settings: Settings, ui: UI, model_settings: 
 def loop_note(run: Run, settings: Settings, model_settings: ModelSettings) -> str:
     """Beside a loop's nudge: the named files still unwritten and how to write them; to a question, how to answer."""
     missing = [] if settings.check else unwritten(run.state.get("named_outputs") or [], settings.workdir)
-    form = model_settings.action_format
+    form, task = model_settings.action_format, str(run.state.get("task", ""))
     if missing:
         return f"\n[The task names a file to write, but {', '.join(missing)}. {ACT[form]} that writes it.]"
-    asks = str(run.state.get("task", "")).rstrip().endswith(("?", "\uff1f"))  # what came back may be its answer
-    quiet = asks and changed_since(run.state.get("workspace_print"), settings.workdir) is False  # nothing written
+    quiet = task.rstrip().endswith(ASKS) and changed_since(run.state.get("workspace_print"), settings.workdir) is False
     return f"\n[If this result answers the task, {FINISH[form]}: state the answer.]" * quiet
+
+
+def way_out(call: ToolCall, form: str) -> str:
+    """Stage 2's other way: a file the patches did not fit, written whole; a shell command that failed, in Python."""
+    try:
+        args = parse(call.arguments, call.name)
+    except ToolError:
+        return ""
+    path, script = str(args.get("path") or ""), str(args.get("script") or "")
+    if call.name == "code_run" and script and args.get("type") != "python" and not script.lstrip().startswith("python"):
+        return ANOTHER_WAY.format(PYTHON[form])
+    return REWRITE.format(path=path[:200]) if call.name == "file_patch" and path else ""

@@ -22,7 +22,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from ga.answer import UNWRITTEN, loop_note
+from ga.answer import UNWRITTEN, loop_note, way_out
 from ga.config import Settings
 from ga.model.settings import ModelSettings
 from ga.protocols import UI, Reply, ToolCall
@@ -47,10 +47,6 @@ _VOLATILE = re.compile(r"\d+(?:\.\d+)?\s?m?s\b|(?<=page content )[0-9a-f]{4}\b")
 HINT_1 = "[Read the error above and make one small, targeted fix.]"
 HINT_2 = ("[Escalation stage 2: {why}. Stop retrying. Probe the environment (what exists, what runs, versions), "
           "re-read the relevant SOPs, then switch to a different approach.{alternative} Tried so far:\n{tried}]")
-REWRITE = (" For {path}, which your patches did not fit: read it whole with file_read, then send the whole corrected "
-           "file with file_write.")
-ANOTHER_WAY = " The same command sent again fails the same way: do the step another way, e.g. as a Python script ({})."
-PYTHON = {"tools": 'code_run type="python"', "bash": "python3 - <<'EOF' ... EOF"}  # by the run's action_format
 HINT_2_AGAIN = "[Stage 2, {n} failures in a row: do not retry what failed; switch approach.]"
 HINT_3 = "[Escalation stage 3: {why}. The user has been asked for help; wait for the answer.]"
 LOOP = ("[Same call, same result {n} times in a row: no progress. Use what you already have, or do something "
@@ -112,20 +108,6 @@ def gist(content: str, limit: int = 80, *, sentence: bool = True) -> str:
     if text.startswith("[") and body:
         text = f"{text} {body[-1]}"
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _alternative(call: ToolCall, form: str) -> str:
-    """A concrete other way the runtime can name: a file the patches did not fit is written whole; a shell command
-    that failed is done as a Python script (a small model sent the same sed or awk line eight times)."""
-    try:
-        args = json.loads(call.arguments) if isinstance(call.arguments, str) else call.arguments
-    except (json.JSONDecodeError, RecursionError):
-        return ""
-    path, script = (args.get("path"), args.get("script")) if isinstance(args, dict) else (None, None)
-    if call.name == "code_run" and isinstance(script, str) and args.get("type") != "python" and \
-            not script.lstrip().startswith("python"):
-        return ANOTHER_WAY.format(PYTHON[form])
-    return REWRITE.format(path=path[:200]) if call.name == "file_patch" and isinstance(path, str) and path else ""
 
 
 def informative(result: ToolResult) -> bool:
@@ -245,7 +227,7 @@ class Escalation:
         if stage == 1:
             return hint
         s.stage2_at = n
-        return HINT_2.format(why=why, alternative=_alternative(call, self.model_settings.action_format),
+        return HINT_2.format(why=why, alternative=way_out(call, self.model_settings.action_format),
                              tried="\n".join(f"- {line}" for line in s.tried))
 
     def _next_stage(self, n: int, repeat: bool, name: str) -> tuple[int, str]:

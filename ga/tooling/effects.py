@@ -22,6 +22,7 @@ _TO = re.compile(r"\b(?:into|to|in|as|named|called|file|script|program|module|cr
                  r"produce|new)\W*$", re.IGNORECASE)
 """The word before a file name that the task asks to be written ("into `port.txt`", "a script `reverse.py`")."""
 _DOMAINS = frozenset({"com", "org", "net", "io", "ai", "dev", "gov", "edu", "co", "uk", "de", "fr", "cn", "app"})
+ASKS = ("?", "\uff1f")  # how a task that asks ends: what its run prints may be its answer
 MAX_ENTRIES = 20_000  # past this many entries (a HOME, a monorepo) nothing is fingerprinted, nothing judged
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from ga.tooling.effects import ASKS
 from memory.learn import snapshot
 from memory.learn.literals import Parameter
 from memory.learn.script import Lifter, Script, build
@@ -127,9 +128,9 @@ def extract(*, task: str, events: list[dict], workspace: Path, run_dir: Path, an
     if not before.is_dir():
         return "no copy of the workspace from before the run was kept"
     outputs = snapshot.changes(before, workspace, ignore=programs(steps))
-    asks = task.rstrip().endswith(("?", "\uff1f"))  # a question's result is its answer, whatever files were touched
-    values = answer_values(answer, task) if asks or not outputs else []
-    if asks and not values:
+    question = task.rstrip().endswith(ASKS)  # a question's result is its answer, whatever files were touched
+    values = answer_values(answer, task) if question or not outputs else []
+    if question and not values:
         return "the task asks a question and its answer states no value a script could print again"
     if not outputs and not values:
         return "the run changed no file and its answer holds no value to reproduce"

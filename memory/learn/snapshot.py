@@ -2,8 +2,7 @@
 
 Taken once, just before the run's first call that may change files (a run that only reads never pays for it),
 and only while the workspace is small: a repository with its dependencies is not copied, and then nothing is
-learnt from the run (said in one line). Heavy folders that programs make (.git, virtualenvs, caches) are skipped.
-"""
+learnt from the run (said in one line). Heavy folders that programs make (.git, virtualenvs, caches) are skipped."""
 
 from __future__ import annotations
 
