@@ -2,8 +2,7 @@
 
 Chinese, Japanese, Thai and similar scripts do not separate words with spaces; the usual remedy in search
 engines (Lucene's CJK analyser) is overlapping character bigrams, which needs no dictionary and handles
-mixed text such as "用 pandas 汇总 CSV 文件" as well as plain English.
-"""
+mixed text such as "用 pandas 汇总 CSV 文件" as well as plain English."""
 
 from __future__ import annotations
 

@@ -67,7 +67,7 @@ class _Trial:
         workspace, so the policy and the sandbox see it as they will when it is used."""
         self.deadline, self.why = time.monotonic() + BUDGET, ""
 
-    def said(self) -> str:  # why the last replay did not reproduce the run, after a reason (nothing: out of time)
+    def said(self) -> str:  # why the last replay did not reproduce the run, after a reason
         return f" ({self.why})" * bool(self.why)
 
     def constant(self, script: Script, values: list[str]) -> bool:
@@ -80,8 +80,8 @@ class _Trial:
     def reproduces(self, script: Script, values: list[str] | None = None, check: str = "", *,
                    mutate: str = "") -> bool | None:
         """Whether the script makes the run's outputs (`mutate`: on inputs changed so; None: nothing to change)."""
-        self.why = ""
-        if time.monotonic() >= self.deadline:
+        self.why = "" if time.monotonic() < self.deadline else f"the replays' {BUDGET:.0f} s ran out"
+        if self.why:
             return False
         root = Path(tempfile.mkdtemp(prefix="ga-learn-"))
         shutil.rmtree(self.staging, ignore_errors=True)

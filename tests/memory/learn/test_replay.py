@@ -11,7 +11,10 @@ import pytest
 
 from ga.config import load_settings
 from ga.runs.folder import Run
+from memory.learn.extract import _Trial
 from memory.learn.replay import SandboxReplayer
+from memory.learn.script import build
+from memory.learn.steps import Step
 from tools import code_run, sandbox_problem
 
 needs_bwrap = pytest.mark.skipif(bool(sandbox_problem()), reason="bubblewrap missing or not permitted here")
@@ -38,3 +41,22 @@ def test_a_replay_is_offline_and_leaves_the_process_environment_alone(tmp_path, 
     assert ok and "['lo']" in output, output  # only the sandbox's own loopback: no network
     assert seen == ["1"] and os.environ["GA_SANDBOX_NET"] == "1"
     assert replayer.problem() == ""
+
+
+@needs_bwrap
+def test_a_replay_that_reproduces_the_run_passes_and_one_past_the_budget_says_the_time_ran_out(tmp_path, workspace):
+    settings = load_settings(env={}, home=tmp_path / "home", workdir=workspace)
+    replayer = SandboxReplayer(settings, Run.create(settings.runs_dir, "a task", {}), code_run.SPEC, sandbox_problem)
+    before = tmp_path / "before"
+    before.mkdir()
+    (before / "a.txt").write_text("1\n")
+    (workspace / "a.txt").write_text("1\n")
+    (workspace / "b.txt").write_text("1\n")  # what the run made: a copy
+    trial = _Trial(replayer, before, workspace, outputs={"b.txt": "created"}, answer=[],
+                   staging=tmp_path / "home" / "sop" / ".staging")
+    copy, other = build([Step(kind="bash", code="cp a.txt b.txt")]), build([Step(kind="bash", code="echo 2 > b.txt")])
+    assert trial.reproduces(copy) is True and trial.said() == ""
+    assert trial.reproduces(other) is False and trial.said() == " (b.txt came out different)"
+    trial.deadline = time.monotonic()
+    assert trial.reproduces(copy) is False and trial.said() == " (the replays' 120 s ran out)"
+    assert sorted(p.name for p in workspace.iterdir()) == ["a.txt", "b.txt"]  # replays ran on copies
