@@ -16,9 +16,9 @@ _SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 CUT_FINISHES = frozenset({"length", "content_filter", "repetition"})
 """Finish reasons after which a reply's tool calls are not whole: they are not run."""
 
-CUT_CALLS = ("Not run: your reply was cut by the length limit, so its tool-call arguments are incomplete. "
+CUT_CALLS = ("Not run: your reply was cut by its length or time limit, so its tool-call arguments are incomplete. "
              "Re-issue the calls complete; write large content in parts (file_write, then mode=append).")
-CUT_TEXT = "Your reply was cut by the length limit. Continue exactly where it stopped, more concisely."
+CUT_TEXT = "Your reply was cut by its length or time limit. Continue exactly where it stopped, more concisely."
 FILTERED = ("Your reply was stopped by the server's content filter (finish_reason content_filter); nothing of it "
             "was used. Continue another way, wording it differently.")
 LOOPED = ("Your reply was stopped: it kept repeating the same text, so nothing of it was run. Do not write it "
@@ -27,8 +27,8 @@ EMPTY = "Your reply was empty. Call a tool, or give your final answer as text."
 RUNTIME_NOTES = (EMPTY, CUT_TEXT, CUT_CALLS, FILTERED, LOOPED)
 """Nudges the loop sends as the user: a hand-off never carries them as the user's own words."""
 UNUSABLE = {"empty": ("an empty reply", "Try another model."),
-            "cut": ("a reply cut by the length limit",
-                    "Try a larger max output length (GA_MAX_OUTPUT_TOKENS) or another model."),
+            "cut": ("a reply cut by its length or time limit",
+                    "Try a larger max output length (GA_MAX_OUTPUT_TOKENS), a longer --max-time or another model."),
             "filtered": ("a reply stopped by the server's content filter",
                          "The server's content filter refuses this task."),
             "loop": ("a reply repeating itself", "The model repeats itself: try another model or a lower temperature."),

@@ -68,7 +68,8 @@ class OpenAIModel:
         broken = 0
         while True:
             self.exchange.begin(deadline)
-            self.began = False
+            self.began = False  # one reply may take a third of the run's time left (ReplyBuilder.past)
+            self.ends = None if deadline is None else (now := time.monotonic()) + (deadline - now) / 3
             try:
                 reply = self._request(messages, tools, on_text)
                 self.exchange.replied = True
@@ -104,8 +105,7 @@ class OpenAIModel:
             with response:
                 for chunk in response:
                     builder.add_chunk(chunk)
-                    if builder.looped:  # closing the stream stops the server generating
-                        log.info("reply stopped: it repeated one block %d times", builder.looped)
+                    if builder.looped or builder.past(self.ends):  # closing the stream stops the server generating
                         break
             if builder.chunks == 0:  # a server that ignores stream=true and answers with plain JSON
                 self.streaming = False

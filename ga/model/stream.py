@@ -8,8 +8,8 @@ wrote. It is kept in the trajectory and out of everything else (the answer, the 
 from __future__ import annotations
 
 import json
-import logging
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,8 +17,6 @@ from typing import Any
 from ga.model.settings import ModelSettings
 from ga.protocols import Reply, ToolCall, Usage
 from ga.tooling.tokens import estimate, request_tokens
-
-log = logging.getLogger(__name__)
 
 LOOP_PERIODS = range(8, 401)
 """Lengths of the repeated block looked for, in characters."""
@@ -79,9 +77,7 @@ def _field(obj: Any, name: str) -> Any:
     if isinstance(obj, dict):
         return obj.get(name)
     value = getattr(obj, name, None)
-    if value is None:
-        value = (getattr(obj, "model_extra", None) or {}).get(name)
-    return value
+    return value if value is not None else (getattr(obj, "model_extra", None) or {}).get(name)
 
 
 def cached_tokens(usage: Any, timings: Any = None) -> int:
@@ -138,6 +134,12 @@ class ReplyBuilder:
             if not self.looped:
                 self._finish_reason = getattr(choice, "finish_reason", None) or self._finish_reason
 
+    def past(self, ends: float | None) -> bool:
+        """Whether the reply, begun, ran past `ends` (a third of the run's time left): cut as by the length limit."""
+        if cut := ends is not None and bool(self._text or self._calls or self._reasoning) and time.monotonic() >= ends:
+            self._finish_reason = "length"
+        return cut
+
     def add_completion(self, completion: Any) -> None:
         if isinstance(completion, str | bytes):  # the SDK hands over a body that is not JSON as it is
             raise IncompleteReply(f"not valid JSON: {completion[:120]!r}")
@@ -156,11 +158,9 @@ class ReplyBuilder:
     def _add_delta(self, delta: Any, positional: bool = False) -> None:
         if delta is None:
             return
-        thought = _field(delta, "reasoning_content") or _field(delta, "reasoning")
-        if isinstance(thought, str) and thought:
+        if isinstance(thought := _field(delta, "reasoning_content") or _field(delta, "reasoning"), str) and thought:
             self._reasoning.append(thought)
-        text = getattr(delta, "content", None)
-        if text:
+        if text := getattr(delta, "content", None):
             self._text.append(text)
             self._unchecked += len(text)
             if self._on_text:
@@ -234,8 +234,7 @@ class ReplyBuilder:
         calls = [ToolCall(id=c.id or f"call_{i}", name=c.name, arguments="".join(c.arguments))
                  for i, c in enumerate(self._calls)]
         finish = self._finish_reason or ("tool_calls" if calls else "stop")
-        prompt = getattr(self._usage, "prompt_tokens", None)
-        completion = getattr(self._usage, "completion_tokens", None)
+        prompt, completion = (getattr(self._usage, k, None) for k in ("prompt_tokens", "completion_tokens"))
         estimated = prompt is None or completion is None
         cached = 0 if estimated else cached_tokens(self._usage, self._timings)
         if estimated:

@@ -135,7 +135,7 @@ def test_a_length_cut_tool_call_is_not_run_and_the_model_is_told(settings):
     outcome, model, _ = start(settings, steps, extra=[counting_tool("w", SideEffect.WRITE, ran)])
     assert outcome.status == "done" and ran == []
     tool_msgs = [m for m in model.requests[1]["messages"] if m["role"] == "tool"]
-    assert "cut by the length limit" in tool_msgs[0]["content"] and "Re-issue" in tool_msgs[0]["content"]
+    assert "cut by its length or time limit" in tool_msgs[0]["content"] and "Re-issue" in tool_msgs[0]["content"]
 
 
 def test_tool_calls_counts_the_calls_that_ran_and_a_resume_counts_the_same(settings):

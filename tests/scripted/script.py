@@ -13,7 +13,8 @@ A script is a list of steps, one per request:
      "interval": 2,                # seconds between the keep-alives of a "keepalive" fault
      "timings": {"prompt_n": 5},   # llama.cpp's timings object, sent with the reply
      "reasoning": "thinking",      # sent apart, as reasoning_content (a server with a reasoning parser)
-     "delay": 0.5}                 # seconds to wait before answering
+     "delay": 0.5,                 # seconds to wait before answering
+     "drip": 0.2}                  # seconds between the events of a streamed reply (a slow model)
 
 Faults (server only): a status ("500", "429", "401", ...) answers it with an OpenAI-style error body; "drop"
 closes the connection without a response; "cut" streams the text and half of the first tool call's arguments,

@@ -168,7 +168,7 @@ class ChatHandler(faults.BrokenReplies, BaseHTTPRequestHandler):
                 chunk = {**base, "choices": [{"index": 0, "delta": part, "finish_reason": finish}], **extra}
             events.append(json.dumps(chunk))
         # cut: no [DONE] and no terminating chunk, so the client sees a broken body
-        self.send_events(events if cut else [*events, "[DONE]"], cut=cut)
+        self.send_events(events if cut else [*events, "[DONE]"], cut=cut, drip=step.get("drip") or 0)
 
     def start(self, status: int, content_type: str, length: int | None = None) -> None:
         self.send_response(status)
@@ -182,8 +182,8 @@ class ChatHandler(faults.BrokenReplies, BaseHTTPRequestHandler):
         self.close_connection = True
 
     def send_events(self, events: Iterator[str] | list[str] | None, *, raw: bytes | None = None,
-                     cut: bool = False) -> None:
-        """SSE `data:` events, chunked; or, with raw, a 200 body sent as it is (broken bodies)."""
+                     cut: bool = False, drip: float = 0) -> None:
+        """SSE `data:` events, chunked, `drip` seconds apart; or, with raw, a 200 body sent as it is (broken bodies)."""
         if raw is not None:
             self.start(200, "application/json", length=len(raw))  # what a broken API says it sends
             self.wfile.write(raw)
@@ -191,6 +191,7 @@ class ChatHandler(faults.BrokenReplies, BaseHTTPRequestHandler):
         self.start(200, "text/event-stream")
         for event in events or []:
             self.write_chunk(f"data: {event}\n\n".encode())
+            time.sleep(drip)
         if not cut:
             self.wfile.write(b"0\r\n\r\n")
 

@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from ga.reply import CUT_TEXT
 from tests.ga.cli.test_cli import events, ga, only_run
 from tests.scripted import ScriptedServer, tool_call
 
@@ -104,6 +105,17 @@ def test_max_time_ends_a_hanging_request_with_exit_4_and_the_run_saved(home, wor
         assert _state(folder)["status"] == "limit"
         again = ga(["--resume", folder.name, "--json"], server, home, workspace)
     assert again.returncode == 0 and json.loads(again.stdout)["answer"] == "back"
+
+
+def test_one_reply_may_take_a_third_of_the_time_left_then_it_is_cut_and_the_run_goes_on(home, workspace):
+    slow = "A long answer that a slow model streams. " * 3  # in three pieces, 2 s apart: 10 s for the whole reply
+    with ScriptedServer([{"content": slow, "drip": 2}, {"content": "Short."}]) as server:
+        proc = ga(["hello", "--json", "--max-time", "12"], server, home, workspace)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["answer"] == "Short."
+    cut, told = server.requests[1]["messages"][-2:]
+    assert cut["role"] == "assistant" and slow.startswith(cut["content"]) and cut["content"] != slow  # stopped at ~4 s
+    assert told["content"] == CUT_TEXT
 
 
 def test_a_server_that_is_not_there_fails_fast_and_leaves_no_run(home, workspace):

@@ -440,10 +440,10 @@ def test_the_small_model_settings_cap_a_reply_below_the_configured_cap(serve):
     small = settings_for("qwen2.5-coder-1.5b")
     server, model, _ = serve([{"content": "a"}], max_output_tokens=8192, model_settings=small)
     model.complete(MESSAGES, [])
-    assert server.requests[0]["max_tokens"] == small.max_reply_tokens == 2048
+    assert server.requests[0]["max_tokens"] == small.max_reply_tokens == 1024
     server, model, _ = serve([{"content": "a"}], max_output_tokens=0, model_settings=small)
     model.complete(MESSAGES, [])
-    assert server.requests[0]["max_tokens"] == 2048  # GA_MAX_OUTPUT_TOKENS=0 leaves the model's own cap
+    assert server.requests[0]["max_tokens"] == 1024  # GA_MAX_OUTPUT_TOKENS=0 leaves the model's own cap
 
 
 def test_no_cap_is_sent_when_it_is_zero(serve):
