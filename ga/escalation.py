@@ -100,8 +100,7 @@ def _said_key(call: ToolCall, result: ToolResult) -> str:
 
 def gist(content: str, limit: int = 80, *, sentence: bool = True) -> str:
     """The first sentence of an error; after a status line like "[exit code 1 · 0.1 s]", its last output line."""
-    lines = [line.strip() for line in content.splitlines() if line.strip()]
-    if not lines:
+    if not (lines := [line.strip() for line in content.splitlines() if line.strip()]):
         return "(no message)"
     text = lines[0].split(". ", maxsplit=1)[0] if sentence else lines[0]
     body = [line for line in lines[1:] if not line.startswith(("[", "hint:", "warning:", "note:"))]

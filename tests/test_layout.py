@@ -184,11 +184,11 @@ def test_files_stay_near_300_lines():
 BUDGETS = {"core": 5_800, "tools": 3_000, "guard": 1_700, "web": 1_500, "cli": 2_800, "memory+sop": 2_800,
            "local": 1_500}
 """Lines each room may hold (issue 42): core is ga/ but its cli and local rooms; tools is tools/ but guard and web."""
-OVER = {"core": 6_726, "memory+sop": 3_571}
+OVER = {"core": 6_723, "memory+sop": 3_571}
 """Rooms not yet within their budget, and the most each may hold until it is: a room only shrinks. A room that
 reaches its budget leaves this list (the test says so). Raised once, by what issue 40's box for learnt scripts
 added (tools/process/learnt.py, memory/learn/outputs.py: +56 and +59)."""
-PRODUCT = 20_797
+PRODUCT = 20_793
 """The product's lines at most (the goal is 19,000: the budgets' sum); lowered as rooms shrink."""
 
 

@@ -16,8 +16,7 @@ LINE_CHARS = 100
 
 def preview(root: Path, *, depth: int = 2) -> str:
     """The workspace's files with their first lines, or only their names when there are many; "" when empty."""
-    files = _files(root, depth, limit=60)
-    if not files:
+    if not (files := _files(root, depth, limit=60)):
         return ""
     if len(files) > MAX_FILES:
         names = ", ".join(str(p.relative_to(root)) for p in files[:40])

@@ -68,8 +68,7 @@ class OpenAIModel:
         broken = 0
         while True:
             self.exchange.begin(deadline)
-            self.began = False  # one reply may take a third of the run's time left (ReplyBuilder.past)
-            self.ends = None if deadline is None else (now := time.monotonic()) + (deadline - now) / 3
+            self.began = False
             try:
                 reply = self._request(messages, tools, on_text)
                 self.exchange.replied = True
@@ -105,7 +104,7 @@ class OpenAIModel:
             with response:
                 for chunk in response:
                     builder.add_chunk(chunk)
-                    if builder.looped or builder.past(self.ends):  # closing the stream stops the server generating
+                    if builder.looped or builder.past(self.exchange.run_deadline):  # closing it stops the server
                         break
             if builder.chunks == 0:  # a server that ignores stream=true and answers with plain JSON
                 self.streaming = False

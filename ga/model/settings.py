@@ -55,8 +55,10 @@ class ModelSettings:
     paged a 675-line README three lines a turn, taking the 3 of "three bullet points" for a count; refusing such a
     call cost a turn where `count=1 keyword=capital` would have found the answer."""
     max_reply_tokens: int = 0
-    """One reply's tokens at most, below GA_MAX_OUTPUT_TOKENS (0: that alone). A 1.5B model's looping reply ran for
-    7 minutes at 8,192 tokens and spent a run's whole time."""
+    reply_share: float = 0.0
+    """One reply's tokens at most, below GA_MAX_OUTPUT_TOKENS (0: that alone), and the share of the run's time left
+    (--max-time) it may take once begun, past which it is cut as by the length limit (0: all). A 1.5B model's
+    looping reply ran for 7 minutes at 8,192 tokens and spent a run's whole time."""
     workspace_preview: bool = False
     """The first message shows a small workspace's files with their first lines (ga/context/workspace.py): a small
     model acts on what it was shown, and seldom reads a file before it writes."""

@@ -107,7 +107,8 @@ class ReplyBuilder:
     def __init__(self, on_text: Callable[[str], None] | None = None, loops: ModelSettings | None = None):
         self._on_text = on_text
         self.loops = loops or ModelSettings()
-        """When a reply counts as a loop: ModelSettings' loop_* fields."""
+        """When a reply counts as a loop (ModelSettings' loop_* fields) or has taken too long (reply_share)."""
+        self.asked = time.monotonic()
         self._text: list[str] = []
         self._reasoning: list[str] = []
         self._calls: list[_PendingCall] = []
@@ -134,17 +135,17 @@ class ReplyBuilder:
             if not self.looped:
                 self._finish_reason = getattr(choice, "finish_reason", None) or self._finish_reason
 
-    def past(self, ends: float | None) -> bool:
-        """Whether the reply, begun, ran past `ends` (a third of the run's time left): cut as by the length limit."""
-        if cut := ends is not None and bool(self._text or self._calls or self._reasoning) and time.monotonic() >= ends:
+    def past(self, end: float | None) -> bool:
+        """Whether the reply, begun, took its share (reply_share) of the time left until `end`: a length cut."""
+        share, begun = self.loops.reply_share, bool(self._text or self._calls or self._reasoning)
+        if cut := bool(end and share and begun) and time.monotonic() >= self.asked + (end - self.asked) * share:
             self._finish_reason = "length"
         return cut
 
     def add_completion(self, completion: Any) -> None:
         if isinstance(completion, str | bytes):  # the SDK hands over a body that is not JSON as it is
             raise IncompleteReply(f"not valid JSON: {completion[:120]!r}")
-        choices = getattr(completion, "choices", None)
-        if not choices:
+        if not (choices := getattr(completion, "choices", None)):
             raise IncompleteReply(f"server returned no choices: {str(completion)[:200]}")
         self._choices = len(choices)
         # A whole message is one big delta whose calls are keyed by position.

@@ -88,8 +88,7 @@ class TextActions:
         for block in blocks:
             lang, body, note = block.group(1).lower(), block.group(2).strip(), ""
             if lang == "json":
-                calls = text_calls(body, known)
-                if not calls:
+                if not (calls := text_calls(body, known)):
                     continue
                 calls[0].id, reply.tool_calls = "", calls[:1]
             elif body:

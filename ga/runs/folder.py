@@ -176,8 +176,7 @@ class Run:
                 h.results[event["id"]] = event
                 h.tool_calls += ran(event["details"] if isinstance(event.get("details"), dict) else {})
             # a mailbox message is consumed by the one event that carries its effect
-            mail = event.get("mail") or (event.get("details") or {}).get("mail")
-            if mail:
+            if mail := event.get("mail") or (event.get("details") or {}).get("mail"):
                 h.mail.add(mail)
         h.messages = _with_results(h.messages, h.results)
         return h

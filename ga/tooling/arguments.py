@@ -148,7 +148,6 @@ def _describe(error, schema: dict) -> str:
 
 
 def validate(tool: str, args: dict, schema: dict, validator: Draft202012Validator) -> None:
-    errors = sorted(validator.iter_errors(args), key=lambda e: list(e.absolute_path))
-    if errors:
+    if errors := sorted(validator.iter_errors(args), key=lambda e: list(e.absolute_path)):
         problems = "; ".join(_describe(e, schema) for e in errors[:8])
         raise ToolError(f"Invalid arguments for {tool}: {problems}. You sent: {echo(args)}. Fix these and call again.")

@@ -107,12 +107,12 @@ def test_max_time_ends_a_hanging_request_with_exit_4_and_the_run_saved(home, wor
     assert again.returncode == 0 and json.loads(again.stdout)["answer"] == "back"
 
 
-def test_one_reply_may_take_a_third_of_the_time_left_then_it_is_cut_and_the_run_goes_on(home, workspace):
+def test_a_small_models_reply_may_take_a_third_of_the_time_left_then_it_is_cut_and_the_run_goes_on(home, workspace):
     slow = "A long answer that a slow model streams. " * 3  # in three pieces, 2 s apart: 10 s for the whole reply
-    with ScriptedServer([{"content": slow, "drip": 2}, {"content": "Short."}]) as server:
-        proc = ga(["hello", "--json", "--max-time", "12"], server, home, workspace)
+    with ScriptedServer([{"content": slow, "drip": 2}, {"content": "The answer is short."}]) as server:
+        proc = ga(["hello", "--json", "--max-time", "12"], server, home, workspace, GA_MODEL_SETTINGS="small")
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["answer"] == "Short."
+    assert json.loads(proc.stdout)["answer"] == "The answer is short."
     cut, told = server.requests[1]["messages"][-2:]
     assert cut["role"] == "assistant" and slow.startswith(cut["content"]) and cut["content"] != slow  # stopped at ~4 s
     assert told["content"] == CUT_TEXT

@@ -335,6 +335,16 @@ def test_deltas_without_index_or_id_join_the_latest_call():
     assert [(c.id, c.arguments) for c in reply.tool_calls] == [("a", '{"path": "x"}'), ("b", '{"path": "y"}')]
 
 
+def test_only_a_small_models_reply_is_cut_once_begun_at_its_share_of_the_time_left():
+    for settings, cut in ((ModelSettings(), False), (SMALL, True)):  # a capable model's reply takes what it takes
+        builder = ReplyBuilder(loops=settings)
+        assert not builder.past(time.monotonic() - 1)  # not begun: the prompt may take long
+        builder.add_chunk(_chunk(content="a reply that "))
+        assert builder.past(builder.asked + 3) is False and builder.past(None) is False
+        assert builder.past(time.monotonic() - 1) is cut
+    assert builder.build(MESSAGES, []).finish_reason == "length"  # told as a reply cut by its length
+
+
 def test_stream_ending_without_finish_is_incomplete():
     builder = ReplyBuilder()
     builder.add_chunk(_chunk(content="half a rep"))
